@@ -1,0 +1,13 @@
+"""Cache port: Redis when configured, an in-process LRU otherwise."""
+
+from engram.cache.base import Cache
+from engram.cache.local import LocalCache
+from engram.cache.redis import RedisCache
+
+__all__ = ["Cache", "LocalCache", "RedisCache", "build_cache"]
+
+
+def build_cache(redis_url: str | None, ttl_seconds: int, max_items: int) -> Cache:
+    if redis_url:
+        return RedisCache(redis_url, ttl_seconds)
+    return LocalCache(max_items, ttl_seconds)

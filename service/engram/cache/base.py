@@ -1,0 +1,26 @@
+"""What every cache offers: bytes in, bytes out, never an exception for an outage."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class Cache(ABC):
+    hits: int = 0
+    misses: int = 0
+
+    @abstractmethod
+    async def get(self, key: str) -> bytes | None: ...
+
+    @abstractmethod
+    async def set(self, key: str, value: bytes) -> None: ...
+
+    async def close(self) -> None:  # noqa: B027 - most caches hold nothing to close
+        """Release connections, if any."""
+
+    def _count(self, value: bytes | None) -> bytes | None:
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value

@@ -1,0 +1,1 @@
+"""Pure types and scoring: no I/O, no PostgreSQL, no HTTP."""

@@ -1,0 +1,130 @@
+"""The memory and its companions, shared by every layer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MemoryType(StrEnum):
+    fact = "fact"
+    preference = "preference"
+    event = "event"
+    task = "task"
+
+
+class Layer(StrEnum):
+    long_term = "long_term"
+    session = "session"
+    task = "task"
+
+
+class Status(StrEnum):
+    active = "active"
+    superseded = "superseded"
+    forgotten = "forgotten"
+
+
+class Memory(BaseModel):
+    """One atomic memory as stored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    content: str
+    type: MemoryType
+    layer: Layer
+    source: str | None
+    external_id: str | None
+    importance: float
+    language: str
+    created_at: datetime
+    updated_at: datetime
+    occurred_at: datetime | None
+    last_accessed_at: datetime | None
+    access_count: int
+    status: Status
+    superseded_by: UUID | None
+    session_id: str | None
+    task_id: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    embedding_model: str
+
+
+class NewMemory(BaseModel):
+    """What a caller gives to store one memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, description="one atomic fact, preference, event or task")
+    type: MemoryType = MemoryType.fact
+    layer: Layer = Layer.long_term
+    importance: float = Field(0.5, ge=0, le=1)
+    source: str | None = Field(None, max_length=500, description="where it came from")
+    external_id: str | None = Field(None, max_length=200, description="the caller's id, echoed back")
+    occurred_at: datetime | None = None
+    session_id: str | None = Field(None, max_length=200)
+    task_id: str | None = Field(None, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryPatch(BaseModel):
+    """Fields an update may change; absent fields stay as they are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = Field(None, min_length=1)
+    type: MemoryType | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    occurred_at: datetime | None = None
+    tags: list[str] | None = Field(None, max_length=50)
+    metadata: dict[str, Any] | None = None
+
+
+class WriteOutcome(StrEnum):
+    created = "created"
+    duplicate = "duplicate"
+
+
+class WriteResult(BaseModel):
+    outcome: WriteOutcome
+    memory: Memory
+    external_id: str | None = None
+
+
+class MemoryFilter(BaseModel):
+    """Filters shared by search and list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    types: list[MemoryType] | None = None
+    layers: list[Layer] | None = None
+    statuses: list[Status] = Field(default_factory=lambda: [Status.active])
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    session_id: str | None = None
+    task_id: str | None = None
+    tags: list[str] | None = Field(None, description="memories carrying all of these tags")
+
+
+class HistoryEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    memory_id: UUID
+    event: str
+    at: datetime
+    actor: str | None
+    content: str | None
+    details: dict[str, Any]
+
+
+class MemoryPage(BaseModel):
+    items: list[Memory]
+    next_cursor: str | None = Field(None, description="pass back to get the next page")

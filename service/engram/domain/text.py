@@ -1,0 +1,35 @@
+"""Text normalisation, language guess and the exact-duplicate key."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefolded, whitespace collapsed: the form two exact duplicates share."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def guess_language(text: str) -> str:
+    """'zh' when Chinese characters dominate the letters, 'en' for Latin script, 'und' otherwise.
+
+    Enough for the zh/en routing the tokeniser needs; not a general language identifier.
+    """
+    cjk = len(_CJK.findall(text))
+    latin_words = len(re.findall(r"[A-Za-z]+", text))
+    if cjk == 0 and latin_words == 0:
+        return "und"
+    # One Chinese character carries about as much as one English word.
+    return "zh" if cjk >= latin_words else "en"
+
+
+def duplicate_key(content: str, layer: str, scope: str | None) -> str:
+    """Two memories with the same key are exact duplicates (enforced by a unique index)."""
+    raw = "\x1f".join((layer, scope or "", normalise(content)))
+    return hashlib.sha256(raw.encode()).hexdigest()

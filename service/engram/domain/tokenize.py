@@ -1,0 +1,73 @@
+"""Application-side tokeniser for the keyword channel.
+
+PostgreSQL's text search does not segment Chinese, so tokens are made here and stored as a
+tsvector: CJK text becomes character bigrams (plus unigrams, so one-character words match),
+Latin text becomes lower-cased words, and identifiers (12345, CA981, emails) stay whole.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from engram.domain.identifiers import extract_identifiers
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.ASCII)
+
+# Function words that match everywhere and carry no meaning for retrieval.
+EN_STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been being am
+    i me my we our you your he him his she her it its they them their this that these those
+    do does did have has had not no so than then there what which who whom how when where why
+    will would can could should shall may might must about into over just also very too""".split()
+)
+ZH_STOPCHARS = frozenset("的了是在我你他她它们这那和与也都就吗呢吧啊")
+
+
+def document_tokens(text: str) -> list[str]:
+    """Tokens of a stored memory, in order (repeats kept: term frequency counts)."""
+    return _tokens(text, unigrams=True)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Distinct tokens of a query."""
+    return list(dict.fromkeys(_tokens(text, unigrams=False)))
+
+
+def _tokens(text: str, *, unigrams: bool) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    out: list[str] = list(extract_identifiers(text))
+    for run in _CJK_RUN.findall(text):
+        out.extend(_cjk_tokens(run, unigrams=unigrams))
+    latin = _CJK_RUN.sub(" ", text)
+    out.extend(w for w in _WORD.findall(latin) if w not in EN_STOPWORDS)
+    return out
+
+
+def _cjk_tokens(run: str, *, unigrams: bool) -> list[str]:
+    if len(run) == 1:
+        return [] if run in ZH_STOPCHARS else [run]
+    grams = [run[i : i + 2] for i in range(len(run) - 1)]
+    if unigrams:
+        grams.extend(ch for ch in run if ch not in ZH_STOPCHARS)
+    return grams
+
+
+def to_tsvector_literal(tokens: list[str]) -> str:
+    """A tsvector literal with positions, parsed by PostgreSQL without any normalisation."""
+    positions: dict[str, list[int]] = {}
+    for pos, token in enumerate(tokens[:4000], start=1):
+        positions.setdefault(token, []).append(min(pos, 16383))
+    return " ".join(f"{_quote(t)}:{','.join(map(str, p[:256]))}" for t, p in positions.items())
+
+
+def to_tsquery_literal(tokens: list[str]) -> str | None:
+    """An OR-query over the tokens, or None when nothing is searchable."""
+    if not tokens:
+        return None
+    return " | ".join(_quote(t) for t in tokens)
+
+
+def _quote(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"

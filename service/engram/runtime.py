@@ -1,0 +1,120 @@
+"""Wiring: settings -> database, embedder, cache -> services. Built once per process."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import asyncpg
+
+from engram.cache import Cache, build_cache
+from engram.embedding import Embedder, build_embedder
+from engram.errors import ConfigurationError
+from engram.services.memories import MemoryService
+from engram.services.search import SearchService
+from engram.services.tenants import TenantService
+from engram.settings import Settings
+from engram.store import control
+from engram.store.db import create_pool, ensure_extensions
+from engram.store.embedded import EmbeddedPostgres
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Engram:
+    settings: Settings
+    pool: asyncpg.Pool
+    embedder: Embedder
+    cache: Cache
+    tenants: TenantService
+    memories: MemoryService
+    search: SearchService
+
+    async def close(self) -> None:
+        await self.pool.close()
+        await self.cache.close()
+        self.embedder.close()
+
+
+def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
+    return EmbeddedPostgres(settings.state_dir / "postgres")
+
+
+@contextlib.contextmanager
+def database_url(settings: Settings, *, keep_running: bool = False):
+    """The configured database, or the embedded one (started if needed, stopped after unless kept)."""
+    if settings.database_url is not None:
+        yield settings.database_url.get_secret_value()
+        return
+    server = embedded_postgres(settings)
+    was_running = server.is_running()
+    dsn = server.start()
+    try:
+        yield dsn
+    finally:
+        if not was_running and not keep_running:
+            server.stop()
+
+
+async def bootstrap_database(dsn: str, environment: str) -> dict[str, list[int]]:
+    """`engram migrate`: extensions, control schema, environment label, every tenant schema."""
+    await ensure_extensions(dsn)
+    conn = await asyncpg.connect(dsn)
+    try:
+        applied = {"control": await control.migrate_control(conn)}
+        label = await control.label_environment(conn, environment)
+    finally:
+        await conn.close()
+    if label != environment:
+        raise ConfigurationError(f"this database is labelled {label!r}, not {environment!r}: refusing to migrate it")
+    return applied
+
+
+async def check_environment(pool: asyncpg.Pool, environment: str) -> None:
+    """Fail closed when the database serves another environment (or is not labelled at all)."""
+    async with pool.acquire() as conn:
+        label = await control.read_environment(conn)
+    if label is None:
+        raise ConfigurationError("the database has no environment label: run `engram migrate` first")
+    if label != environment:
+        raise ConfigurationError(
+            f"the database is labelled {label!r} but this service runs as {environment!r}: refusing to start"
+        )
+
+
+async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> Engram:
+    embedder = build_embedder(settings)
+    pool = await create_pool(dsn, settings.pool_min_size, settings.pool_max_size,
+                             ef_search=settings.retrieval.hnsw_ef_search)
+    try:
+        if check:
+            await check_environment(pool, settings.environment)
+        cache = build_cache(settings.redis_url, settings.cache_ttl_seconds, settings.cache_max_items)
+        tenants = TenantService(pool, embedder.model_id, embedder.dim, only=settings.tenant)
+        if check:
+            await tenants.check_all()
+    except BaseException:
+        await pool.close()
+        embedder.close()
+        raise
+    return Engram(
+        settings=settings,
+        pool=pool,
+        embedder=embedder,
+        cache=cache,
+        tenants=tenants,
+        memories=MemoryService(pool, embedder, settings.max_batch_size, settings.max_content_chars),
+        search=SearchService(pool, embedder, cache, settings.retrieval),
+    )
+
+
+@contextlib.asynccontextmanager
+async def engram_session(settings: Settings, dsn: str, *, check: bool = True) -> AsyncIterator[Engram]:
+    engram = await open_engram(settings, dsn, check=check)
+    try:
+        yield engram
+    finally:
+        await engram.close()

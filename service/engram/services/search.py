@@ -1,0 +1,92 @@
+"""Hybrid search: vector, keyword and rule channels run concurrently, then weighted fusion."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import asyncpg
+import numpy as np
+
+from engram.cache import Cache
+from engram.domain.identifiers import extract_identifiers
+from engram.domain.search import (
+    Channel,
+    ChannelHit,
+    Explanation,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+    Weights,
+    fuse,
+)
+from engram.domain.tokenize import query_tokens, to_tsquery_literal
+from engram.embedding import Embedder
+from engram.settings import RetrievalSettings
+from engram.store import memories as repo
+from engram.store.schema import TenantContext
+
+
+class SearchService:
+    def __init__(self, pool: asyncpg.Pool, embedder: Embedder, cache: Cache, settings: RetrievalSettings):
+        self._pool = pool
+        self._embedder = embedder
+        self._cache = cache
+        self._settings = settings
+
+    async def search(self, ctx: TenantContext, request: SearchRequest) -> SearchResult:
+        s = self._settings
+        top_k = min(request.top_k or s.default_top_k, s.max_top_k)
+        weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
+        tokens = query_tokens(request.query)
+        identifiers = extract_identifiers(request.query)
+        tsquery = to_tsquery_literal(tokens)
+        embedding = await self._query_embedding(request.query)
+        limit = max(s.candidates, top_k)
+
+        async def channel(run, *args) -> list[ChannelHit]:
+            async with self._pool.acquire() as conn:
+                return await run(conn, ctx.schema, *args, request.filter, limit)
+
+        async def nothing() -> list[ChannelHit]:
+            return []
+
+        vector_hits, keyword_hits, rule_hits = await asyncio.gather(
+            channel(repo.vector_candidates, embedding) if weights.vector > 0 else nothing(),
+            channel(repo.keyword_candidates, tsquery) if tsquery and weights.keyword > 0 else nothing(),
+            channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
+        )
+        candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
+        async with self._pool.acquire() as conn:
+            rows = await repo.hydrate(conn, ctx.schema, candidate_ids, embedding) if candidate_ids else {}
+            similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
+            fused = [h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.id in rows and h.score > 0]
+            top = fused[:top_k]
+            accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
+        hits = []
+        for h in top:
+            memory = rows[h.id][0]
+            if h.id in accessed:
+                count, at = accessed[h.id]
+                memory = memory.model_copy(update={"access_count": count, "last_accessed_at": at})
+            hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
+        explanation = None
+        if request.explain:
+            explanation = Explanation(
+                weights=weights,
+                query_tokens=tokens,
+                query_identifiers=identifiers,
+                candidates={Channel.vector: vector_hits, Channel.keyword: keyword_hits, Channel.rule: rule_hits},
+                fused=fused,
+            )
+        return SearchResult(hits=hits, explanation=explanation)
+
+    async def _query_embedding(self, query: str) -> np.ndarray:
+        digest = hashlib.sha256(query.encode()).hexdigest()
+        key = f"engram:qemb:{self._embedder.model_id}:{digest}"
+        cached = await self._cache.get(key)
+        if cached is not None:
+            return np.frombuffer(cached, dtype=np.float32)
+        vector = await self._embedder.embed_query(query)
+        await self._cache.set(key, vector.astype(np.float32).tobytes())
+        return vector

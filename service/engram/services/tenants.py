@@ -1,0 +1,151 @@
+"""Tenants: create (schema + migrations + key), list, rotate keys, authenticate, resolve."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from engram.errors import ConfigurationError, Conflict, Forbidden, NotFound, Unauthorized
+from engram.store import control, tenant_meta
+from engram.store.migrate import migrate_schema
+from engram.store.schema import TenantContext, schema_name, validate_tenant_name
+
+KEY_PREFIX = "ek"
+# A valid key is remembered this long per process: rotation takes effect within this time everywhere.
+_AUTH_CACHE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class TenantInfo:
+    name: str
+    schema: str
+    created_at: datetime
+
+
+def hash_key(key: str) -> str:
+    # Keys are 256-bit random, so a fast hash is enough (no dictionary to guard against).
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key(tenant: str) -> str:
+    return f"{KEY_PREFIX}.{tenant}.{secrets.token_urlsafe(32)}"
+
+
+def key_tenant(key: str) -> str | None:
+    parts = key.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == KEY_PREFIX else None
+
+
+class TenantService:
+    def __init__(self, pool: asyncpg.Pool, embedding_model: str, embedding_dim: int, only: str | None = None):
+        self._pool = pool
+        self._model = embedding_model
+        self._dim = embedding_dim
+        self._only = only
+        self._contexts: dict[str, TenantContext] = {}
+        self._valid_keys: dict[str, float] = {}
+
+    async def create(self, name: str) -> tuple[TenantContext, str]:
+        """Create a tenant with its own schema; returns it and its first API key (shown once)."""
+        validate_tenant_name(name)
+        context = TenantContext.for_tenant(name, self._model, self._dim)
+        key = new_key(name)
+        async with self._pool.acquire() as conn, conn.transaction():
+            if not await control.register_tenant(conn, name, schema_name(name)):
+                raise Conflict(f"tenant {name!r} already exists")
+            if await tenant_meta.read_meta(conn, context.schema) is not None:
+                # Never silently adopt a schema someone else made.
+                raise Conflict(f"schema {schema_name(name)} already exists but is not a registered tenant")
+            await migrate_schema(conn, context.schema, "tenant", self._dim)
+            await tenant_meta.write_meta(conn, context.schema, name, self._model, self._dim)
+            await tenant_meta.add_key(conn, context.schema, hash_key(key))
+        self._contexts[name] = context
+        return context, key
+
+    async def list(self) -> list[TenantInfo]:
+        async with self._pool.acquire() as conn:
+            rows = await control.list_tenants(conn)
+        return [TenantInfo(r["name"], r["schema_name"], r["created_at"]) for r in rows]
+
+    async def rotate_key(self, name: str) -> str:
+        """Revoke every key of the tenant and issue a new one."""
+        context = await self.resolve(name)
+        key = new_key(name)
+        async with self._pool.acquire() as conn, conn.transaction():
+            await tenant_meta.revoke_all_keys(conn, context.schema)
+            await tenant_meta.add_key(conn, context.schema, hash_key(key))
+        self._valid_keys.clear()
+        return key
+
+    async def migrate_all(self) -> dict[str, list[int]]:
+        applied = {}
+        for info in await self.list():
+            context = await self.resolve(info.name)
+            async with self._pool.acquire() as conn:
+                applied[info.name] = await migrate_schema(conn, context.schema, "tenant", context.embedding_dim)
+        return applied
+
+    async def resolve(self, name: str) -> TenantContext:
+        """The tenant's context; a missing tenant is an error, never a fallback."""
+        cached = self._contexts.get(name)
+        if cached is not None:
+            return cached
+        validate_tenant_name(name)
+        if self._only is not None and name != self._only:
+            raise NotFound(f"tenant {name!r} is not served here")
+        schema = f'"{schema_name(name)}"'
+        async with self._pool.acquire() as conn:
+            meta = await tenant_meta.read_meta(conn, schema)
+        if meta is None:
+            raise NotFound(f"tenant {name!r} not found")
+        if meta["embedding_model"] != self._model or meta["embedding_dim"] != self._dim:
+            raise ConfigurationError(
+                f"tenant {name!r} holds vectors of {meta['embedding_model']} ({meta['embedding_dim']} dims) "
+                f"but this service is configured with {self._model} ({self._dim} dims); set "
+                f"ENGRAM_EMBEDDING_MODEL={meta['embedding_model']} or re-embed the tenant"
+            )
+        context = TenantContext(name, schema, meta["embedding_model"], meta["embedding_dim"])
+        self._contexts[name] = context
+        return context
+
+    async def check_all(self) -> None:
+        """Start-up check: every tenant served here matches the configured embedding model."""
+        names = [self._only] if self._only else [t.name for t in await self.list()]
+        for name in names:
+            await self.resolve(name)
+
+    async def authenticate(self, name: str, key: str | None) -> TenantContext:
+        """401 without a valid key; 403 for a valid key of another tenant."""
+        if not key:
+            raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+        owner = key_tenant(key)
+        if owner is None:
+            raise Unauthorized("malformed API key")
+        if owner != name:
+            if await self._key_valid(owner, key):
+                raise Forbidden(f"this API key does not grant access to tenant {name!r}")
+            raise Unauthorized("invalid API key")
+        context = await self.resolve(name)
+        if not await self._key_valid(name, key):
+            raise Unauthorized("invalid API key")
+        return context
+
+    async def _key_valid(self, name: str, key: str) -> bool:
+        digest = hash_key(key)
+        expires = self._valid_keys.get(digest)
+        if expires is not None and expires > time.monotonic():
+            return True
+        try:
+            context = await self.resolve(name)
+        except (NotFound, ConfigurationError):
+            return False
+        async with self._pool.acquire() as conn:
+            valid = await tenant_meta.key_is_valid(conn, context.schema, digest)
+        if valid:
+            self._valid_keys[digest] = time.monotonic() + _AUTH_CACHE_SECONDS
+        return valid

@@ -1,0 +1,68 @@
+"""One settings object, read from ``ENGRAM_*`` environment variables, built once and passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Environment = Literal["test", "prod"]
+
+
+class RetrievalSettings(BaseModel):
+    """Hybrid search knobs; weights need not sum to one (they are renormalised)."""
+
+    vector_weight: float = Field(0.5, ge=0)
+    keyword_weight: float = Field(0.3, ge=0)
+    rule_weight: float = Field(0.2, ge=0)
+    candidates: int = Field(20, ge=1, le=200, description="candidates per channel")
+    default_top_k: int = Field(5, ge=1)
+    max_top_k: int = Field(50, ge=1)
+    hnsw_ef_search: int = Field(64, ge=10, le=1000)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> RetrievalSettings:
+        if self.vector_weight + self.keyword_weight + self.rule_weight <= 0:
+            raise ValueError("at least one retrieval weight must be positive")
+        if self.default_top_k > self.max_top_k:
+            raise ValueError("default_top_k must not exceed max_top_k")
+        return self
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+
+    # Where the database is. Unset: an embedded PostgreSQL under state_dir is started.
+    database_url: SecretStr | None = None
+    state_dir: Path = Path(".state")
+    environment: Environment = "test"
+    # Single-tenant mode (one Deployment per tenant on Kubernetes): only this tenant is served.
+    tenant: str | None = None
+
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    public_url: str | None = Field(None, description="base URL printed in MCP URLs")
+    # Host headers the MCP transports accept (DNS-rebinding protection); "*" admits any.
+    allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+    embedding_model: str = "use-multilingual-v3"
+    embedding_api_base: str | None = None
+    embedding_api_key: SecretStr | None = None
+
+    redis_url: str | None = None
+    cache_ttl_seconds: int = Field(3600, ge=1)
+    cache_max_items: int = Field(10_000, ge=0)
+
+    pool_min_size: int = Field(1, ge=0)
+    pool_max_size: int = Field(10, ge=1)
+
+    retrieval: RetrievalSettings = RetrievalSettings()
+    max_batch_size: int = Field(500, ge=1)
+    max_content_chars: int = Field(8000, ge=1)
+
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

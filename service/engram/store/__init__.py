@@ -1,0 +1,1 @@
+"""PostgreSQL: pool, migrations, repositories, and the embedded server for local runs."""

@@ -1,0 +1,48 @@
+"""The control schema: the database's environment label and the tenant registry."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from engram.store.migrate import migrate_schema
+from engram.store.schema import CONTROL_SCHEMA
+
+S = CONTROL_SCHEMA
+
+
+async def migrate_control(conn: asyncpg.Connection) -> list[int]:
+    return await migrate_schema(conn, S, "control")
+
+
+async def read_environment(conn: asyncpg.Connection) -> str | None:
+    """The environment this database declares, or None when unlabelled (or not yet migrated)."""
+    exists = await conn.fetchval("SELECT to_regclass('engram_control.instance') IS NOT NULL")
+    if not exists:
+        return None
+    return await conn.fetchval(f"SELECT environment FROM {S}.instance")
+
+
+async def label_environment(conn: asyncpg.Connection, environment: str) -> str:
+    """Label an unlabelled database; an existing label is never changed. Returns the label in force."""
+    await conn.execute(
+        f"INSERT INTO {S}.instance (environment) VALUES ($1) ON CONFLICT (singleton) DO NOTHING", environment
+    )
+    return await conn.fetchval(f"SELECT environment FROM {S}.instance")
+
+
+async def register_tenant(conn: asyncpg.Connection, name: str, schema_name: str) -> bool:
+    """Record a tenant; False when it was already registered."""
+    row = await conn.fetchrow(
+        f"INSERT INTO {S}.tenants (name, schema_name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name",
+        name,
+        schema_name,
+    )
+    return row is not None
+
+
+async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    return await conn.fetch(f"SELECT name, schema_name, created_at FROM {S}.tenants ORDER BY name")
+
+
+async def tenant_exists(conn: asyncpg.Connection, name: str) -> bool:
+    return bool(await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {S}.tenants WHERE name = $1)", name))

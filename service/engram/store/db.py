@@ -1,0 +1,40 @@
+"""The asyncpg pool: vector and jsonb codecs, and a search_path with no tables on it."""
+
+from __future__ import annotations
+
+import json
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await register_vector(conn)
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(dsn: str, min_size: int = 1, max_size: int = 10, ef_search: int = 64) -> asyncpg.Pool:
+    """A pool whose sessions see only ``public`` (the extensions): every table must be schema-qualified."""
+    return await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        server_settings={
+            "search_path": "public",
+            "application_name": "engram",
+            "hnsw.ef_search": str(ef_search),
+            # With filters (status, type...), keep scanning the graph until enough rows pass.
+            "hnsw.iterative_scan": "relaxed_order",
+        },
+        command_timeout=60,
+    )
+
+
+async def ensure_extensions(dsn: str) -> None:
+    """Create pgvector before any pool registers its codec (needs a privileged role, once per database)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    finally:
+        await conn.close()

