@@ -1,4 +1,4 @@
-"""One error hierarchy, mapped once to HTTP (api/errors.py), once to MCP ToolError and once to CLI exit codes."""
+"""One error hierarchy, mapped once to HTTP (api/errors.py), to MCP ToolError and to CLI exit codes."""
 
 
 class EngramError(Exception):

@@ -69,7 +69,9 @@ async def bootstrap_database(dsn: str, environment: str) -> dict[str, list[int]]
     finally:
         await conn.close()
     if label != environment:
-        raise ConfigurationError(f"this database is labelled {label!r}, not {environment!r}: refusing to migrate it")
+        raise ConfigurationError(
+            f"this database is labelled {label!r}, not {environment!r}: refusing to migrate it"
+        )
     return applied
 
 
@@ -87,8 +89,9 @@ async def check_environment(pool: asyncpg.Pool, environment: str) -> None:
 
 async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> Engram:
     embedder = build_embedder(settings)
-    pool = await create_pool(dsn, settings.pool_min_size, settings.pool_max_size,
-                             ef_search=settings.retrieval.hnsw_ef_search)
+    pool = await create_pool(
+        dsn, settings.pool_min_size, settings.pool_max_size, ef_search=settings.retrieval.hnsw_ef_search
+    )
     try:
         if check:
             await check_environment(pool, settings.environment)

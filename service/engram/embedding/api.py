@@ -13,7 +13,9 @@ PREFIX = "litellm:"
 class LiteLLMEmbedder(Embedder):
     """``model_id`` is ``litellm:<litellm model name>``, e.g. ``litellm:openai/text-embedding-3-small``."""
 
-    def __init__(self, model_id: str, api_base: str | None, api_key: str | None, timeout: float = 30.0) -> None:
+    def __init__(
+        self, model_id: str, api_base: str | None, api_key: str | None, timeout: float = 30.0
+    ) -> None:
         super().__init__()
         self.model_id = model_id
         self._model = model_id.removeprefix(PREFIX)
@@ -28,7 +30,10 @@ class LiteLLMEmbedder(Embedder):
 
         try:
             response = litellm.embedding(
-                model=self._model, input=texts, api_base=self._api_base, api_key=self._api_key,
+                model=self._model,
+                input=texts,
+                api_base=self._api_base,
+                api_key=self._api_key,
                 timeout=self._timeout,
             )
         except Exception as exc:  # litellm raises provider-specific types

@@ -55,27 +55,35 @@ class MemoryService:
             _check_scope(item.layer, item.session_id, item.task_id)
         # Embed before taking a connection: CPU work must not hold a database session.
         vectors = await self._embedder.embed_documents(contents)
-        rows = [self._row(ctx, item, content, vector) for item, content, vector in zip(items, contents, vectors)]
+        rows = [self._row(ctx, *args) for args in zip(items, contents, vectors, strict=True)]
         results: list[WriteResult] = []
         history: list[tuple] = []
         async with self._pool.acquire() as conn, conn.transaction():
-            for item, row in zip(items, rows):
+            for item, row in zip(items, rows, strict=True):
                 memory = await repo.insert(conn, ctx.schema, row)
                 if memory is not None:
-                    results.append(WriteResult(outcome=WriteOutcome.created, memory=memory,
-                                               external_id=item.external_id))
+                    results.append(
+                        WriteResult(outcome=WriteOutcome.created, memory=memory, external_id=item.external_id)
+                    )
                     history.append((memory.id, "written", actor, memory.content, _write_details(item)))
                     continue
                 existing = await repo.get_active_by_dedup_key(conn, ctx.schema, row.dedup_key)
                 if existing is None:  # the duplicate was forgotten between the two statements
                     raise Conflict("a concurrent change touched this memory; retry the write")
-                results.append(WriteResult(outcome=WriteOutcome.duplicate, memory=existing,
-                                           external_id=item.external_id))
+                results.append(
+                    WriteResult(outcome=WriteOutcome.duplicate, memory=existing, external_id=item.external_id)
+                )
             await repo.add_history_many(conn, ctx.schema, history)
         return results
 
     def _row(self, ctx: TenantContext, item: NewMemory, content: str, vector) -> MemoryRow:
-        scope = item.session_id if item.layer == Layer.session else item.task_id if item.layer == Layer.task else None
+        scope = (
+            item.session_id
+            if item.layer == Layer.session
+            else item.task_id
+            if item.layer == Layer.task
+            else None
+        )
         return MemoryRow(
             content=content,
             type=item.type.value,
@@ -174,14 +182,17 @@ class MemoryService:
                     updated = await repo.update(conn, ctx.schema, memory_id, changes)
             except asyncpg.UniqueViolationError:
                 raise Conflict("another active memory already has this content") from None
-            details = {k: v for k, v in patch.model_dump(mode="json", exclude_unset=True).items() if k != "content"}
+            details = {
+                k: v for k, v in patch.model_dump(mode="json", exclude_unset=True).items() if k != "content"
+            }
             if "content" in changes:
                 details["previous_content"] = current.content
             await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
         return updated
 
-    async def forget(self, ctx: TenantContext, memory_id: UUID, actor: str | None = None,
-                     reason: str | None = None) -> Memory:
+    async def forget(
+        self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, reason: str | None = None
+    ) -> Memory:
         """Soft delete: hidden from search, restorable until purged."""
         return await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason)
 
@@ -189,7 +200,12 @@ class MemoryService:
         return await self._set_status(ctx, memory_id, Status.active, "restored", actor, None)
 
     async def _set_status(
-        self, ctx: TenantContext, memory_id: UUID, status: Status, event: str, actor: str | None,
+        self,
+        ctx: TenantContext,
+        memory_id: UUID,
+        status: Status,
+        event: str,
+        actor: str | None,
         reason: str | None,
     ) -> Memory:
         async with self._pool.acquire() as conn, conn.transaction():
@@ -199,7 +215,9 @@ class MemoryService:
             if status == Status.forgotten and current.status == Status.forgotten:
                 return current
             if status == Status.active and current.status != Status.forgotten:
-                raise Conflict(f"memory {memory_id} is {current.status.value}; only forgotten memories are restored")
+                raise Conflict(
+                    f"memory {memory_id} is {current.status.value}; only forgotten memories are restored"
+                )
             try:
                 async with conn.transaction():
                     updated = await repo.update(conn, ctx.schema, memory_id, {"status": status.value})

@@ -60,7 +60,9 @@ class SearchService:
         async with self._pool.acquire() as conn:
             rows = await repo.hydrate(conn, ctx.schema, candidate_ids, embedding) if candidate_ids else {}
             similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-            fused = [h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.id in rows and h.score > 0]
+            fused = [
+                h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.id in rows and h.score > 0
+            ]
             top = fused[:top_k]
             accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
         hits = []
@@ -76,7 +78,11 @@ class SearchService:
                 weights=weights,
                 query_tokens=tokens,
                 query_identifiers=identifiers,
-                candidates={Channel.vector: vector_hits, Channel.keyword: keyword_hits, Channel.rule: rule_hits},
+                candidates={
+                    Channel.vector: vector_hits,
+                    Channel.keyword: keyword_hits,
+                    Channel.rule: rule_hits,
+                },
                 fused=fused,
             )
         return SearchResult(hits=hits, explanation=explanation)

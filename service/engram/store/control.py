@@ -33,7 +33,8 @@ async def label_environment(conn: asyncpg.Connection, environment: str) -> str:
 async def register_tenant(conn: asyncpg.Connection, name: str, schema_name: str) -> bool:
     """Record a tenant; False when it was already registered."""
     row = await conn.fetchrow(
-        f"INSERT INTO {S}.tenants (name, schema_name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name",
+        f"""INSERT INTO {S}.tenants (name, schema_name) VALUES ($1, $2)
+            ON CONFLICT (name) DO NOTHING RETURNING name""",
         name,
         schema_name,
     )

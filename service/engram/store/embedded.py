@@ -91,12 +91,16 @@ class EmbeddedPostgres:
             self._run(
                 [
                     _bin("initdb"),
-                    "-D", str(self.data_dir),
-                    "-U", PG_USER,
-                    "--pwfile", str(pwfile),
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    PG_USER,
+                    "--pwfile",
+                    str(pwfile),
                     "--auth-local=scram-sha-256",
                     "--auth-host=scram-sha-256",
-                    "-E", "UTF8",
+                    "-E",
+                    "UTF8",
                     "--locale=C",
                 ]
             )
@@ -111,11 +115,18 @@ class EmbeddedPostgres:
         base = [_bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", PG_USER, "-v", "ON_ERROR_STOP=1", "-qtA"]
         exists = subprocess.run(
             [*base, "-d", "postgres", "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"],
-            env=env, capture_output=True, text=True, check=True,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         if not exists:
-            subprocess.run([*base, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE}"], env=env, check=True,
-                           capture_output=True)
+            subprocess.run(
+                [*base, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE}"],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
 
     def _pg_ctl(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         return self._run([_bin("pg_ctl"), "-D", str(self.data_dir), *args], check=check)
@@ -156,7 +167,8 @@ def _ensure_system_user() -> None:
         return
     subprocess.run(
         ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
 
 

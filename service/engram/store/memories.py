@@ -57,9 +57,23 @@ async def insert(conn: asyncpg.Connection, schema: str, row: MemoryRow) -> Memor
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16, $17)
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
             RETURNING {COLUMNS}""",
-        row.content, row.type, row.layer, row.source, row.external_id, row.importance, row.language,
-        row.occurred_at, row.session_id, row.task_id, row.tags, row.metadata, row.dedup_key,
-        row.identifiers, row.search_tokens, row.embedding, row.embedding_model,
+        row.content,
+        row.type,
+        row.layer,
+        row.source,
+        row.external_id,
+        row.importance,
+        row.language,
+        row.occurred_at,
+        row.session_id,
+        row.task_id,
+        row.tags,
+        row.metadata,
+        row.dedup_key,
+        row.identifiers,
+        row.search_tokens,
+        row.embedding,
+        row.embedding_model,
     )
     return to_memory(record) if record else None
 
@@ -73,7 +87,9 @@ async def get_active_by_dedup_key(conn: asyncpg.Connection, schema: str, dedup_k
 
 async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: bool = False) -> Memory | None:
     suffix = " FOR UPDATE" if lock else ""
-    record = await conn.fetchrow(f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = $1{suffix}", memory_id)
+    record = await conn.fetchrow(
+        f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = $1{suffix}", memory_id
+    )
     return to_memory(record) if record else None
 
 
@@ -113,7 +129,9 @@ async def update(conn: asyncpg.Connection, schema: str, memory_id: UUID, changes
 
 
 async def delete(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None:
-    await conn.execute(f"UPDATE {schema}.memories SET superseded_by = NULL WHERE superseded_by = $1", memory_id)
+    await conn.execute(
+        f"UPDATE {schema}.memories SET superseded_by = NULL WHERE superseded_by = $1", memory_id
+    )
     await conn.execute(f"DELETE FROM {schema}.memories WHERE id = $1", memory_id)
 
 
@@ -129,7 +147,11 @@ async def add_history(
     await conn.execute(
         f"""INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
             VALUES ($1, $2, $3, $4, $5)""",
-        memory_id, event, actor, content, details or {},
+        memory_id,
+        event,
+        actor,
+        content,
+        details or {},
     )
 
 
@@ -192,8 +214,8 @@ async def rule_candidates(
     params = Params(identifiers)
     records = await conn.fetch(
         f"""SELECT m.id,
-                   cardinality(ARRAY(SELECT unnest(m.identifiers) INTERSECT SELECT unnest($1::text[])))::float8
-                     / cardinality($1::text[]) AS score
+                cardinality(ARRAY(SELECT unnest(m.identifiers) INTERSECT SELECT unnest($1::text[])))::float8
+                  / cardinality($1::text[]) AS score
             FROM {schema}.memories m
             WHERE m.identifiers && $1::text[] AND {where(f, params)}
             ORDER BY score DESC, m.importance DESC, m.id LIMIT {params.add(limit)}""",
@@ -215,7 +237,9 @@ async def hydrate(
     return {r["id"]: (to_memory(r), float(r["similarity"])) for r in records}
 
 
-async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> dict[UUID, tuple[int, datetime]]:
+async def record_access(
+    conn: asyncpg.Connection, schema: str, ids: list[UUID]
+) -> dict[UUID, tuple[int, datetime]]:
     records = await conn.fetch(
         f"""UPDATE {schema}.memories SET access_count = access_count + 1, last_accessed_at = now()
             WHERE id = ANY($1::uuid[]) RETURNING id, access_count, last_accessed_at""",

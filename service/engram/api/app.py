@@ -1,0 +1,51 @@
+"""The FastAPI application: REST routes first, then the MCP transports mounted under /t/{tenant}."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from engram import __version__
+from engram.api.errors import install_error_handlers
+from engram.api.routes import health, memories
+from engram.mcp.http import mcp_http_app
+from engram.mcp.tools import build_mcp
+from engram.runtime import Engram, open_engram
+from engram.settings import Settings
+
+
+def create_app(settings: Settings, dsn: str) -> FastAPI:
+    state: dict[str, Engram] = {}
+    mcp_server = build_mcp(lambda: state["engram"])
+
+    async def authenticate(tenant: str, key: str | None):
+        return await state["engram"].tenants.authenticate(tenant, key)
+
+    mcp_app = mcp_http_app(mcp_server, authenticate, settings.allowed_hosts)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engram = await open_engram(settings, dsn)
+        state["engram"] = app.state.engram = engram
+        try:
+            # A mounted app's lifespan never runs: the MCP session manager is run from here.
+            async with mcp_server.session_manager.run():
+                yield
+        finally:
+            await engram.close()
+
+    app = FastAPI(
+        title="engram",
+        version=__version__,
+        description="Long-term memory for LLM agents. MCP at /t/{tenant}/mcp (streamable HTTP) "
+        "and /t/{tenant}/sse; REST below. Authenticate with 'Authorization: Bearer <tenant API key>'.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(memories.router)
+    # Registered last: the mount swallows every other path under /t/{tenant}.
+    app.mount("/t/{tenant}", mcp_app)
+    return app

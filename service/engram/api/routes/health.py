@@ -1,0 +1,27 @@
+"""Liveness and readiness probes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from engram.api.deps import EngramDep
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(engram: EngramDep) -> JSONResponse:
+    """The database answers; 503 otherwise."""
+    try:
+        async with engram.pool.acquire(timeout=2) as conn:
+            await conn.fetchval("SELECT 1")
+    except Exception as exc:  # any failure means not ready
+        return JSONResponse({"status": "unavailable", "detail": type(exc).__name__}, status_code=503)
+    return JSONResponse({"status": "ready"})

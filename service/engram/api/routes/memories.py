@@ -1,0 +1,127 @@
+"""REST: memories of one tenant. Routes are thin: they call the same services as the MCP tools."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response, status
+from pydantic import BaseModel, Field
+
+from engram.api.deps import EngramDep, TenantDep
+from engram.domain.models import (
+    HistoryEvent,
+    Layer,
+    Memory,
+    MemoryFilter,
+    MemoryPage,
+    MemoryPatch,
+    MemoryType,
+    NewMemory,
+    Status,
+    WriteOutcome,
+    WriteResult,
+)
+from engram.domain.search import SearchRequest, SearchResult
+
+router = APIRouter(prefix="/t/{tenant}/v1", tags=["memories"])
+ACTOR = "rest"
+
+
+class BatchWrite(BaseModel):
+    items: list[NewMemory] = Field(min_length=1)
+
+
+class BatchWriteResult(BaseModel):
+    results: list[WriteResult]
+
+
+class ForgetRequest(BaseModel):
+    reason: str | None = Field(None, max_length=500)
+
+
+@router.post("/memories", status_code=status.HTTP_201_CREATED, responses={200: {"model": WriteResult}})
+async def write_memory(item: NewMemory, ctx: TenantDep, engram: EngramDep, response: Response) -> WriteResult:
+    """Store one memory: 201 when created, 200 with the existing memory for an exact duplicate."""
+    result = await engram.memories.write(ctx, item, actor=ACTOR)
+    if result.outcome == WriteOutcome.duplicate:
+        response.status_code = status.HTTP_200_OK
+    return result
+
+
+@router.post("/memories/batch")
+async def write_memories(body: BatchWrite, ctx: TenantDep, engram: EngramDep) -> BatchWriteResult:
+    """Store several memories in one transaction; results in the same order, with your external_id."""
+    return BatchWriteResult(results=await engram.memories.write_batch(ctx, body.items, actor=ACTOR))
+
+
+@router.get("/memories")
+async def list_memories(
+    ctx: TenantDep,
+    engram: EngramDep,
+    type: Annotated[list[MemoryType] | None, Query()] = None,
+    layer: Annotated[list[Layer] | None, Query()] = None,
+    status_: Annotated[list[Status] | None, Query(alias="status")] = None,
+    tag: Annotated[list[str] | None, Query()] = None,
+    session_id: str | None = None,
+    task_id: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> MemoryPage:
+    """Memories newest first, keyset-paged: pass ``next_cursor`` back as ``cursor``."""
+    f = MemoryFilter(
+        types=type,
+        layers=layer,
+        statuses=status_ or [Status.active],
+        tags=tag,
+        session_id=session_id,
+        task_id=task_id,
+        created_after=created_after,
+        created_before=created_before,
+    )
+    return await engram.memories.list(ctx, f, limit, cursor)
+
+
+@router.get("/memories/{memory_id}")
+async def get_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
+    return await engram.memories.get(ctx, memory_id)
+
+
+@router.patch("/memories/{memory_id}")
+async def update_memory(memory_id: UUID, patch: MemoryPatch, ctx: TenantDep, engram: EngramDep) -> Memory:
+    """Change fields; new content is re-embedded. The previous content stays in the history."""
+    return await engram.memories.update(ctx, memory_id, patch, actor=ACTOR)
+
+
+@router.post("/memories/{memory_id}/forget")
+async def forget_memory(
+    memory_id: UUID, ctx: TenantDep, engram: EngramDep, body: ForgetRequest | None = None
+) -> Memory:
+    """Soft delete: hidden from search, restorable until purged."""
+    return await engram.memories.forget(ctx, memory_id, actor=ACTOR, reason=body.reason if body else None)
+
+
+@router.post("/memories/{memory_id}/restore")
+async def restore_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
+    return await engram.memories.restore(ctx, memory_id, actor=ACTOR)
+
+
+@router.delete("/memories/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def purge_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Response:
+    """Irreversible: delete a forgotten memory and erase its content from the history."""
+    await engram.memories.purge(ctx, memory_id, actor=ACTOR)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/memories/{memory_id}/history")
+async def memory_history(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[HistoryEvent]:
+    return await engram.memories.history(ctx, memory_id)
+
+
+@router.post("/search")
+async def search(request: SearchRequest, ctx: TenantDep, engram: EngramDep) -> SearchResult:
+    """Hybrid search; ``explain: true`` adds every channel's raw candidates and the fused ranking."""
+    return await engram.search.search(ctx, request)

@@ -1,0 +1,1 @@
+"""The MCP interface: tools over stdio, streamable HTTP and SSE."""

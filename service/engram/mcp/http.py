@@ -1,0 +1,98 @@
+"""Serving the MCP tools over HTTP under ``/t/{tenant}/``: streamable HTTP at ``mcp``, SSE at ``sse``.
+
+A pure-ASGI guard checks the tenant's bearer key before any MCP parsing (401/403 as JSON) and
+puts the tenant into the request scope, where the tools read it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+
+from mcp.server import MCPServer
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from engram.errors import EngramError
+from engram.mcp.tools import TENANT_SCOPE_KEY
+from engram.store.schema import TenantContext
+
+Authenticate = Callable[[str, str | None], Awaitable[TenantContext]]
+
+
+def bearer_token(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return None
+
+
+class TenantGuard:
+    """Authenticates every HTTP request of the mounted MCP apps against the path's tenant."""
+
+    def __init__(self, app: ASGIApp, authenticate: Authenticate) -> None:
+        self._app = app
+        self._authenticate = authenticate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        tenant = scope.get("path_params", {}).get("tenant", "")
+        token = bearer_token(scope)
+        try:
+            context = await self._authenticate(tenant, token)
+        except EngramError as exc:
+            await _json_error(send, exc.http_status, str(exc))
+            return
+        assert token is not None
+        scope[TENANT_SCOPE_KEY] = context
+        # The SDK ties a session to the credential that opened it: another key gets 404 on it.
+        scope["user"] = AuthenticatedUser(
+            AccessToken(
+                token=token,
+                client_id=tenant,
+                scopes=[],
+                subject=hashlib.sha256(token.encode()).hexdigest()[:16],
+            )
+        )
+        await self._app(scope, receive, send)
+
+
+class TransportRouter:
+    """Dispatches ``/mcp`` to streamable HTTP and everything else (``/sse``, ``/messages/``) to SSE."""
+
+    def __init__(self, streamable: ASGIApp, sse: ASGIApp) -> None:
+        self._streamable = streamable
+        self._sse = sse
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        relative = path[len(root) :] if path.startswith(root) else path
+        app = self._streamable if relative.rstrip("/") == "/mcp" else self._sse
+        await app(scope, receive, send)
+
+
+def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: list[str]) -> ASGIApp:
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection="*" not in allowed_hosts,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=[f"http://{h}" for h in allowed_hosts] + [f"https://{h}" for h in allowed_hosts],
+    )
+    streamable = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+    sse = server.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
+    return TenantGuard(TransportRouter(streamable, sse), authenticate)
+
+
+async def _json_error(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"detail": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="engram"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

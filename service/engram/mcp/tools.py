@@ -1,0 +1,244 @@
+"""MCP tools, defined once; each calls the same service functions as the REST routes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from engram import __version__
+from engram.domain.models import (
+    HistoryEvent,
+    Layer,
+    Memory,
+    MemoryFilter,
+    MemoryPage,
+    MemoryPatch,
+    MemoryType,
+    NewMemory,
+    Status,
+    WriteResult,
+)
+from engram.domain.search import SearchRequest, SearchResult
+from engram.errors import EngramError
+from engram.runtime import Engram
+from engram.store.schema import TenantContext
+
+TENANT_SCOPE_KEY = "engram.tenant"
+
+INSTRUCTIONS = """engram is your long-term memory. Store one atomic fact, preference, event or task per
+write_memory call (not whole conversations). Before answering questions about the user or past work,
+call search_memory. Use forget_memory when the user asks you to forget something or a memory is wrong."""
+
+MemoryId = Annotated[UUID, Field(description="id of the memory")]
+
+
+class BatchWriteResult(BaseModel):
+    results: list[WriteResult]
+
+
+class History(BaseModel):
+    events: list[HistoryEvent]
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """Expected failures reach the model as ToolError; anything else stays masked by the SDK."""
+    try:
+        yield
+    except EngramError as exc:
+        raise ToolError(str(exc)) from exc
+    except ValidationError as exc:
+        raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+
+
+def build_mcp(
+    engram: Callable[[], Engram], stdio_tenant: Callable[[], Awaitable[TenantContext]] | None = None
+) -> MCPServer:
+    """The MCP server. Over HTTP the tenant comes from the authenticated request (see guard.py);
+    over stdio it is the one given at start-up."""
+    server: MCPServer[Any] = MCPServer(
+        name="engram", title="engram memory", version=__version__, instructions=INSTRUCTIONS
+    )
+
+    async def tenant_of(ctx: Context) -> TenantContext:
+        request = ctx.request_context.request
+        if request is not None:
+            tenant = request.scope.get(TENANT_SCOPE_KEY)
+            if isinstance(tenant, TenantContext):
+                return tenant
+        if stdio_tenant is not None:
+            return await stdio_tenant()
+        raise ToolError("no authenticated tenant for this request")
+
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    writes = ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+    @server.tool(title="Write a memory", annotations=writes)
+    async def write_memory(
+        ctx: Context,
+        content: Annotated[
+            str, Field(min_length=1, description="one atomic fact, e.g. 'The user prefers tea'")
+        ],
+        type: Annotated[MemoryType, Field(description="fact, preference, event or task")] = MemoryType.fact,
+        layer: Annotated[
+            Layer, Field(description="long_term, or session/task for short-lived memories")
+        ] = Layer.long_term,
+        importance: Annotated[float, Field(ge=0, le=1, description="0 trivial .. 1 critical")] = 0.5,
+        tags: Annotated[list[str] | None, Field(description="labels to filter by later")] = None,
+        source: Annotated[str | None, Field(description="where this came from")] = None,
+        external_id: Annotated[str | None, Field(description="your own id, echoed back")] = None,
+        occurred_at: Annotated[datetime | None, Field(description="when it happened, ISO 8601")] = None,
+        session_id: Annotated[str | None, Field(description="required for layer=session")] = None,
+        task_id: Annotated[str | None, Field(description="required for layer=task")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="free-form JSON")] = None,
+    ) -> WriteResult:
+        """Remember one atomic memory. An exact duplicate of an active memory is not stored twice:
+        the existing memory comes back with outcome 'duplicate'."""
+        with tool_errors():
+            item = NewMemory(
+                content=content,
+                type=type,
+                layer=layer,
+                importance=importance,
+                tags=tags or [],
+                source=source,
+                external_id=external_id,
+                occurred_at=occurred_at,
+                session_id=session_id,
+                task_id=task_id,
+                metadata=metadata or {},
+            )
+            return await engram().memories.write(await tenant_of(ctx), item, actor="mcp")
+
+    @server.tool(title="Write several memories", annotations=writes)
+    async def write_memories(
+        ctx: Context,
+        items: Annotated[list[NewMemory], Field(min_length=1, description="memories, in order")],
+    ) -> BatchWriteResult:
+        """Remember several memories in one transaction; results come back in the same order."""
+        with tool_errors():
+            results = await engram().memories.write_batch(await tenant_of(ctx), items, actor="mcp")
+            return BatchWriteResult(results=results)
+
+    @server.tool(title="Search memories", annotations=read_only)
+    async def search_memory(
+        ctx: Context,
+        query: Annotated[str, Field(min_length=1, max_length=4000, description="what to look for")],
+        top_k: Annotated[int, Field(ge=1, le=50, description="how many memories to return")] = 5,
+        types: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
+        layers: Annotated[list[Layer] | None, Field(description="only these layers")] = None,
+        statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        session_id: str | None = None,
+        task_id: str | None = None,
+        tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
+        explain: Annotated[bool, Field(description="also return every channel's candidates")] = False,
+    ) -> SearchResult:
+        """Find the memories most relevant to a query (vector + keyword + exact-identifier channels)."""
+        with tool_errors():
+            request = SearchRequest(
+                query=query,
+                top_k=top_k,
+                explain=explain,
+                filter=MemoryFilter(
+                    types=types,
+                    layers=layers,
+                    statuses=statuses or [Status.active],
+                    created_after=created_after,
+                    created_before=created_before,
+                    session_id=session_id,
+                    task_id=task_id,
+                    tags=tags,
+                ),
+            )
+            return await engram().search.search(await tenant_of(ctx), request)
+
+    @server.tool(
+        title="Forget a memory",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def forget_memory(
+        ctx: Context,
+        memory_id: MemoryId,
+        reason: Annotated[str | None, Field(max_length=500, description="why, kept in the history")] = None,
+    ) -> Memory:
+        """Forget a memory: it no longer appears in searches. Restorable with restore_memory."""
+        with tool_errors():
+            return await engram().memories.forget(await tenant_of(ctx), memory_id, actor="mcp", reason=reason)
+
+    @server.tool(title="Restore a forgotten memory", annotations=writes)
+    async def restore_memory(ctx: Context, memory_id: MemoryId) -> Memory:
+        """Bring a forgotten memory back."""
+        with tool_errors():
+            return await engram().memories.restore(await tenant_of(ctx), memory_id, actor="mcp")
+
+    @server.tool(title="Get a memory", annotations=read_only)
+    async def get_memory(ctx: Context, memory_id: MemoryId) -> Memory:
+        """One memory by id, whatever its status."""
+        with tool_errors():
+            return await engram().memories.get(await tenant_of(ctx), memory_id)
+
+    @server.tool(title="List memories", annotations=read_only)
+    async def list_memories(
+        ctx: Context,
+        types: list[MemoryType] | None = None,
+        layers: list[Layer] | None = None,
+        statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+    ) -> MemoryPage:
+        """Memories newest first, one page at a time."""
+        with tool_errors():
+            f = MemoryFilter(types=types, layers=layers, statuses=statuses or [Status.active])
+            return await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
+
+    @server.tool(
+        title="Update a memory",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def update_memory(
+        ctx: Context,
+        memory_id: MemoryId,
+        content: Annotated[str | None, Field(min_length=1, description="new content (re-embedded)")] = None,
+        type: MemoryType | None = None,
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        """Correct a memory; the previous content is kept in its history."""
+        with tool_errors():
+            given = {
+                "content": content,
+                "type": type,
+                "importance": importance,
+                "tags": tags,
+                "metadata": metadata,
+            }
+            patch = MemoryPatch(**{k: v for k, v in given.items() if v is not None})
+            return await engram().memories.update(await tenant_of(ctx), memory_id, patch, actor="mcp")
+
+    @server.tool(title="History of a memory", annotations=read_only)
+    async def memory_history(ctx: Context, memory_id: MemoryId) -> History:
+        """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
+        with tool_errors():
+            return History(events=await engram().memories.history(await tenant_of(ctx), memory_id))
+
+    return server
