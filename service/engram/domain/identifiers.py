@@ -26,6 +26,7 @@ def extract_identifiers(text: str) -> list[str]:
         digits = re.sub(r"\D", "", match.group())
         if len(digits) >= 8:
             found.append(digits)
+            rest = rest.replace(match.group(), " ")
     for match in _CODE.finditer(rest):
         token = match.group().lower()
         if _is_code(token):

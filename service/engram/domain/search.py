@@ -57,6 +57,7 @@ class Explanation(BaseModel):
 
     weights: Weights
     query_tokens: list[str]
+    token_idf: dict[str, float] = Field(description="weight of each query token in the keyword channel")
     query_identifiers: list[str]
     candidates: dict[Channel, list[ChannelHit]]
     fused: list[FusedHit]
@@ -82,16 +83,15 @@ def fuse(
     rule: list[ChannelHit],
     weights: Weights,
 ) -> list[FusedHit]:
-    """Weighted sum of per-channel scores, each brought to 0..1, best first.
+    """Weighted sum of per-channel scores, each on an absolute 0..1 scale, best first.
 
     Scores, not ranks, are fused: plain reciprocal-rank fusion lets keyword hits (which only
     come from the query's own language) drown cross-language vector hits. The vector score is
-    the cosine similarity itself (known for every candidate), keyword scores are divided by the
-    best keyword score of this query, and rule scores are already fractions of matched ids.
+    the cosine similarity itself (known for every candidate), the keyword score is the share of
+    the query's idf a memory holds, and the rule score the share of the query's identifiers.
     """
     total = weights.vector + weights.keyword + weights.rule
-    best_keyword = max((h.score for h in keyword), default=0.0)
-    keyword_norm = {h.id: h.score / best_keyword for h in keyword} if best_keyword > 0 else {}
+    keyword_norm = {h.id: min(1.0, h.score) for h in keyword}
     rule_norm = {h.id: min(1.0, h.score) for h in rule}
     ids = set(vector_similarity) | set(keyword_norm) | set(rule_norm)
     fused = []

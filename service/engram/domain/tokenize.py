@@ -2,25 +2,31 @@
 
 PostgreSQL's text search does not segment Chinese, so tokens are made here and stored as a
 tsvector: CJK text becomes character bigrams (plus unigrams, so one-character words match),
-Latin text becomes lower-cased words, and identifiers (12345, CA981, emails) stay whole.
+Latin text becomes lower-cased, stemmed words ("likes" and "liked" match "like"), and
+identifiers (12345, CA981, emails) stay whole.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
 
 from engram.domain.identifiers import extract_identifiers
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.ASCII)
+_WORD = re.compile(r"[a-z0-9]+", re.ASCII)
+_STEMMER = snowballstemmer.stemmer("english")
 
 # Function words that match everywhere and carry no meaning for retrieval.
 EN_STOPWORDS = frozenset(
     """a an the and or but if of to in on at by for with from as is are was were be been being am
     i me my we our you your he him his she her it its they them their this that these those
     do does did have has had not no so than then there what which who whom how when where why
-    will would can could should shall may might must about into over just also very too""".split()
+    will would can could should shall may might must about into over just also very too
+    s t d m ll re ve""".split()
 )
 ZH_STOPCHARS = frozenset("的了是在我你他她它们这那和与也都就吗呢吧啊")
 
@@ -41,8 +47,13 @@ def _tokens(text: str, *, unigrams: bool) -> list[str]:
     for run in _CJK_RUN.findall(text):
         out.extend(_cjk_tokens(run, unigrams=unigrams))
     latin = _CJK_RUN.sub(" ", text)
-    out.extend(w for w in _WORD.findall(latin) if w not in EN_STOPWORDS)
+    out.extend(_stem(w) for w in _WORD.findall(latin) if w not in EN_STOPWORDS)
     return out
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return word if word.isdigit() else _STEMMER.stemWord(word)
 
 
 def _cjk_tokens(run: str, *, unigrams: bool) -> list[str]:

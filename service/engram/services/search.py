@@ -10,6 +10,7 @@ import numpy as np
 
 from engram.cache import Cache
 from engram.domain.identifiers import extract_identifiers
+from engram.domain.keyword import MAX_MATCHING_DOCUMENTS, KeywordQuery
 from engram.domain.search import (
     Channel,
     ChannelHit,
@@ -20,7 +21,7 @@ from engram.domain.search import (
     Weights,
     fuse,
 )
-from engram.domain.tokenize import query_tokens, to_tsquery_literal
+from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedder
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
@@ -40,9 +41,9 @@ class SearchService:
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
         tokens = query_tokens(request.query)
         identifiers = extract_identifiers(request.query)
-        tsquery = to_tsquery_literal(tokens)
         embedding = await self._query_embedding(request.query)
         limit = max(s.candidates, top_k)
+        keyword = await self._keyword_query(ctx, tokens)
 
         async def channel(run, *args) -> list[ChannelHit]:
             async with self._pool.acquire() as conn:
@@ -53,7 +54,9 @@ class SearchService:
 
         vector_hits, keyword_hits, rule_hits = await asyncio.gather(
             channel(repo.vector_candidates, embedding) if weights.vector > 0 else nothing(),
-            channel(repo.keyword_candidates, tsquery) if tsquery and weights.keyword > 0 else nothing(),
+            channel(repo.keyword_candidates, keyword)
+            if keyword.tsquery and weights.keyword > 0
+            else nothing(),
             channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
         )
         candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
@@ -77,6 +80,7 @@ class SearchService:
             explanation = Explanation(
                 weights=weights,
                 query_tokens=tokens,
+                token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),
                 query_identifiers=identifiers,
                 candidates={
                     Channel.vector: vector_hits,
@@ -86,6 +90,15 @@ class SearchService:
                 fused=fused,
             )
         return SearchResult(hits=hits, explanation=explanation)
+
+    async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
+        if not tokens:
+            return KeywordQuery(tokens=[], weights=[], tsquery=None)
+        async with self._pool.acquire() as conn:
+            documents, frequencies = await repo.token_frequencies(
+                conn, ctx.schema, tokens, MAX_MATCHING_DOCUMENTS
+            )
+        return KeywordQuery.build(tokens, documents, frequencies)
 
     async def _query_embedding(self, query: str) -> np.ndarray:
         digest = hashlib.sha256(query.encode()).hexdigest()

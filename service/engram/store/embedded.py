@@ -114,7 +114,13 @@ class EmbeddedPostgres:
         port = self._port_file.read_text().strip()
         base = [_bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", PG_USER, "-v", "ON_ERROR_STOP=1", "-qtA"]
         exists = subprocess.run(
-            [*base, "-d", "postgres", "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"],
+            [
+                *base,
+                "-d",
+                "postgres",
+                "-c",
+                f"SELECT 1 FROM pg_catalog.pg_database WHERE datname = '{DATABASE}'",
+            ],
             env=env,
             capture_output=True,
             text=True,

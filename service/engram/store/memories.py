@@ -10,8 +10,10 @@ from uuid import UUID
 import asyncpg
 import numpy as np
 
+from engram.domain.keyword import KeywordQuery
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
+from engram.domain.tokenize import to_tsquery_literal
 from engram.store.filters import Params, where
 
 COLUMNS = """m.id, m.content, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
@@ -193,13 +195,36 @@ async def vector_candidates(
     return _hits(records)
 
 
+async def token_frequencies(
+    conn: asyncpg.Connection, schema: str, tokens: list[str], cap: int
+) -> tuple[int, list[int]]:
+    """(number of memories, in how many memories each token occurs); both counted up to ``cap`` + 1."""
+    record = await conn.fetchrow(
+        f"""SELECT
+              greatest(
+                (SELECT c.reltuples::bigint FROM pg_catalog.pg_class c WHERE c.oid = $3::regclass),
+                (SELECT count(*) FROM (SELECT 1 FROM {schema}.memories LIMIT $2 + 1) AS n)) AS documents,
+              ARRAY(
+                SELECT (SELECT count(*) FROM (SELECT 1 FROM {schema}.memories d
+                                              WHERE d.search_tokens @@ t.q::tsquery LIMIT $2 + 1) AS c)
+                FROM unnest($1::text[]) WITH ORDINALITY AS t(q, i) ORDER BY t.i) AS frequencies""",
+        [to_tsquery_literal([t]) for t in tokens],
+        cap,
+        f"{schema}.memories",
+    )
+    return int(record["documents"]), list(record["frequencies"])
+
+
 async def keyword_candidates(
-    conn: asyncpg.Connection, schema: str, tsquery: str, f: MemoryFilter, limit: int
+    conn: asyncpg.Connection, schema: str, query: KeywordQuery, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
-    params = Params(tsquery)
-    # Normalisation 1: divide by 1 + log(document length), so long memories do not win by size.
+    """Memories holding the query's informative tokens; score = their share of the query's idf."""
+    params = Params(query.tsquery, query.tokens, query.weights, query.total_weight)
     records = await conn.fetch(
-        f"""SELECT m.id, ts_rank(m.search_tokens, $1::tsquery, 1) AS score FROM {schema}.memories m
+        f"""SELECT m.id,
+                (SELECT coalesce(sum(w.idf), 0) FROM unnest($2::text[], $3::float8[]) AS w(token, idf)
+                 WHERE w.token = ANY(tsvector_to_array(m.search_tokens))) / $4 AS score
+            FROM {schema}.memories m
             WHERE m.search_tokens @@ $1::tsquery AND {where(f, params)}
             ORDER BY score DESC, m.id LIMIT {params.add(limit)}""",
         *params.values,

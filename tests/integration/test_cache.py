@@ -1,0 +1,58 @@
+"""The Redis cache against a real Redis, its outage behaviour, and the in-process fallback."""
+
+import asyncio
+
+import pytest
+
+from engram.cache import LocalCache, RedisCache, build_cache
+from engram.domain.models import NewMemory
+from engram.domain.search import SearchRequest
+from engram.services.search import SearchService
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.redis
+
+
+async def test_redis_round_trip_with_ttl(redis_url):
+    cache = RedisCache(redis_url, ttl_seconds=1)
+    try:
+        await cache.set("engram:test:key", b"value")
+        assert await cache.get("engram:test:key") == b"value"
+        await asyncio.sleep(1.2)
+        assert await cache.get("engram:test:key") is None
+    finally:
+        await cache.close()
+
+
+async def test_search_works_through_redis_and_through_an_outage(engram, tenant, redis_url):
+    ctx, _ = tenant
+    await engram.memories.write(ctx, NewMemory(content="The user's dog is called Biscuit"))
+    shared = RedisCache(redis_url, ttl_seconds=60)
+    dead = RedisCache(f"redis://127.0.0.1:{free_port()}/0", ttl_seconds=60)
+    try:
+        for cache in (shared, dead):
+            service = SearchService(engram.pool, engram.embedder, cache, engram.settings.retrieval)
+            for _ in range(2):
+                result = await service.search(ctx, SearchRequest(query="what is the dog's name"))
+                assert result.hits[0].memory.content == "The user's dog is called Biscuit"
+        assert shared.hits >= 1
+        assert dead.hits == 0 and not dead.available
+    finally:
+        await shared.close()
+        await dead.close()
+
+
+def test_without_redis_url_the_cache_is_in_process():
+    assert isinstance(build_cache(None, 60, 10), LocalCache)
+
+
+async def test_local_cache_evicts_least_recently_used_and_expires():
+    cache = LocalCache(max_items=2, ttl_seconds=60)
+    await cache.set("a", b"1")
+    await cache.set("b", b"2")
+    assert await cache.get("a") == b"1"
+    await cache.set("c", b"3")
+    assert await cache.get("b") is None and await cache.get("a") == b"1"
+    expiring = LocalCache(max_items=2, ttl_seconds=0)
+    await expiring.set("x", b"1")
+    assert await expiring.get("x") is None

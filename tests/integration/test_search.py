@@ -1,0 +1,141 @@
+"""Hybrid search over the real database: each channel, fusion, filters, explain, access statistics."""
+
+from datetime import UTC, datetime, timedelta
+
+from engram.domain.models import Layer, MemoryFilter, MemoryType, NewMemory, Status
+from engram.domain.search import Channel, SearchRequest
+
+FACTS = [
+    ("用户偏好顺丰快递", MemoryType.preference),
+    ("用户养了一只柯基犬", MemoryType.fact),
+    ("The user's order 12345 was delayed by the storm", MemoryType.event),
+    ("The user's order 12399 arrived on time", MemoryType.event),
+    ("Flight CA981 to New York leaves at 13:00", MemoryType.event),
+    ("Send the invoice to billing@acme.example", MemoryType.task),
+    ("The user likes black coffee without sugar", MemoryType.preference),
+    ("用户对花生过敏", MemoryType.fact),
+]
+
+
+async def seed(engram, ctx):
+    items = [NewMemory(content=c, type=t) for c, t in FACTS]
+    return {r.memory.content: r.memory for r in await engram.memories.write_batch(ctx, items)}
+
+
+async def test_chinese_query_finds_chinese_memory_by_keyword(engram, tenant):
+    ctx, _ = tenant
+    stored = await seed(engram, ctx)
+    result = await engram.search.search(ctx, SearchRequest(query="快递用哪家", explain=True))
+    assert result.hits[0].memory.id == stored["用户偏好顺丰快递"].id
+    keyword_ids = [h.id for h in result.explanation.candidates[Channel.keyword]]
+    assert keyword_ids[0] == stored["用户偏好顺丰快递"].id
+    corgi = await engram.search.search(ctx, SearchRequest(query="柯基"))
+    assert corgi.hits[0].memory.content == "用户养了一只柯基犬" and corgi.hits[0].channels.keyword > 0
+
+
+async def test_order_number_is_found_by_the_rule_channel(engram, tenant):
+    ctx, _ = tenant
+    stored = await seed(engram, ctx)
+    result = await engram.search.search(ctx, SearchRequest(query="订单12345到哪了", explain=True))
+    target = stored["The user's order 12345 was delayed by the storm"].id
+    assert result.hits[0].memory.id == target
+    assert result.hits[0].channels.rule == 1.0
+    assert [h.id for h in result.explanation.candidates[Channel.rule]] == [target]
+    assert result.explanation.query_identifiers == ["12345"]
+
+
+async def test_codes_and_emails_match_exactly(engram, tenant):
+    ctx, _ = tenant
+    await seed(engram, ctx)
+    flight = await engram.search.search(ctx, SearchRequest(query="when does CA981 leave"))
+    assert flight.hits[0].memory.content.startswith("Flight CA981")
+    mail = await engram.search.search(ctx, SearchRequest(query="billing@acme.example"))
+    assert mail.hits[0].memory.content == "Send the invoice to billing@acme.example"
+
+
+async def test_explain_lists_every_channel_and_the_fused_ranking(engram, tenant):
+    ctx, _ = tenant
+    await seed(engram, ctx)
+    result = await engram.search.search(ctx, SearchRequest(query="coffee order 12345", explain=True, top_k=3))
+    e = result.explanation
+    assert set(e.candidates) == {Channel.vector, Channel.keyword, Channel.rule}
+    assert len(e.candidates[Channel.vector]) == len(FACTS)
+    assert [h.rank for h in e.candidates[Channel.vector]] == list(range(1, len(FACTS) + 1))
+    assert [f.id for f in e.fused[:3]] == [h.memory.id for h in result.hits]
+    assert e.weights.vector == 0.5 and e.weights.keyword == 0.3 and e.weights.rule == 0.2
+    assert {"coffe", "order", "12345"} <= set(e.query_tokens)  # stemmed
+    assert set(e.token_idf) == set(e.query_tokens)
+    assert e.token_idf["12345"] > e.token_idf["order"]  # 12345 is in one memory, "order" in two
+    plain = await engram.search.search(ctx, SearchRequest(query="coffee"))
+    assert plain.explanation is None
+
+
+async def test_cross_language_query_uses_the_vector_channel(engram, tenant):
+    ctx, _ = tenant
+    await seed(engram, ctx)
+    result = await engram.search.search(ctx, SearchRequest(query="用户喜欢喝什么咖啡"))
+    assert result.hits[0].memory.content == "The user likes black coffee without sugar"
+
+
+async def test_filters_and_top_k(engram, tenant):
+    ctx, _ = tenant
+    await seed(engram, ctx)
+    tasks = await engram.search.search(
+        ctx, SearchRequest(query="invoice", filter=MemoryFilter(types=[MemoryType.task]))
+    )
+    assert [h.memory.type for h in tasks.hits] == [MemoryType.task]
+    assert len((await engram.search.search(ctx, SearchRequest(query="user"))).hits) == 5
+    future = datetime.now(UTC) + timedelta(days=1)
+    none = await engram.search.search(
+        ctx, SearchRequest(query="user", filter=MemoryFilter(created_after=future))
+    )
+    assert none.hits == []
+
+
+async def test_top_k_is_capped(engram, tenant):
+    ctx, _ = tenant
+    await engram.memories.write_batch(ctx, [NewMemory(content=f"note {i} about the user") for i in range(60)])
+    capped = await engram.search.search(ctx, SearchRequest(query="note about the user", top_k=1000))
+    assert len(capped.hits) == engram.settings.retrieval.max_top_k == 50
+
+
+async def test_layers_and_statuses(engram, tenant):
+    ctx, _ = tenant
+    kept = (
+        await engram.memories.write(
+            ctx, NewMemory(content="The user is tired today", layer=Layer.session, session_id="s1")
+        )
+    ).memory
+    gone = (await engram.memories.write(ctx, NewMemory(content="The user is tired of meetings"))).memory
+    await engram.memories.forget(ctx, gone.id)
+    session_only = await engram.search.search(
+        ctx, SearchRequest(query="tired", filter=MemoryFilter(layers=[Layer.session]))
+    )
+    assert [h.memory.id for h in session_only.hits] == [kept.id]
+    with_forgotten = await engram.search.search(
+        ctx, SearchRequest(query="tired", filter=MemoryFilter(statuses=[Status.active, Status.forgotten]))
+    )
+    assert {h.memory.id for h in with_forgotten.hits} == {kept.id, gone.id}
+
+
+async def test_access_statistics_are_updated_for_returned_hits_only(engram, tenant):
+    ctx, _ = tenant
+    stored = await seed(engram, ctx)
+    first = await engram.search.search(ctx, SearchRequest(query="花生过敏", top_k=1))
+    second = await engram.search.search(ctx, SearchRequest(query="花生过敏", top_k=1))
+    peanut = stored["用户对花生过敏"].id
+    assert first.hits[0].memory.id == peanut and first.hits[0].memory.access_count == 1
+    assert second.hits[0].memory.access_count == 2
+    fetched = await engram.memories.get(ctx, peanut)
+    assert fetched.access_count == 2 and fetched.last_accessed_at is not None
+    untouched = await engram.memories.get(ctx, stored["用户偏好顺丰快递"].id)
+    assert untouched.access_count == 0 and untouched.last_accessed_at is None
+
+
+async def test_query_embeddings_are_cached(engram, tenant):
+    ctx, _ = tenant
+    await seed(engram, ctx)
+    before = engram.cache.hits
+    await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
+    await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
+    assert engram.cache.hits == before + 1

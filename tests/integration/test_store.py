@@ -1,0 +1,46 @@
+"""Migrations and schema guarantees on the real database."""
+
+import asyncpg
+import pytest
+
+from engram.store.migrate import load_migrations, migrate_schema
+
+
+async def test_migrations_are_recorded_and_idempotent(engram, tenant):
+    ctx, _ = tenant
+    async with engram.pool.acquire() as conn:
+        versions = [
+            r["version"] for r in await conn.fetch(f"SELECT version FROM {ctx.schema}.schema_migrations")
+        ]
+        assert versions == [m.version for m in load_migrations("tenant")]
+        assert await migrate_schema(conn, ctx.schema, "tenant", ctx.embedding_dim) == []
+
+
+async def test_tenant_schema_has_vector_and_text_indexes(engram, tenant):
+    ctx, _ = tenant
+    async with engram.pool.acquire() as conn:
+        indexes = {
+            r["indexname"]: r["indexdef"]
+            for r in await conn.fetch(
+                "SELECT indexname, indexdef FROM pg_catalog.pg_indexes WHERE schemaname = $1",
+                ctx.schema.strip('"'),
+            )
+        }
+    assert "USING hnsw (embedding vector_cosine_ops)" in indexes["memories_embedding_hnsw"]
+    assert "USING gin (search_tokens)" in indexes["memories_search_tokens"]
+    assert "UNIQUE" in indexes["memories_dedup_active"]
+
+
+async def test_unqualified_table_names_fail_at_run_time(engram, tenant):
+    async with engram.pool.acquire() as conn:
+        with pytest.raises(asyncpg.UndefinedTableError):
+            await conn.fetch("SELECT 1 FROM memories")
+
+
+async def test_each_tenant_has_its_own_schema(engram):
+    a, _ = await engram.tenants.create("iso-a-" + __import__("uuid").uuid4().hex[:6])
+    b, _ = await engram.tenants.create("iso-b-" + __import__("uuid").uuid4().hex[:6])
+    assert a.schema != b.schema
+    async with engram.pool.acquire() as conn:
+        for ctx in (a, b):
+            assert await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.memories") == 0

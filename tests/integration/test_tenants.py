@@ -1,0 +1,56 @@
+import pytest
+
+from engram.errors import ConfigurationError, Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
+from engram.runtime import open_engram
+from engram.settings import Settings
+from engram.store import control
+from tests.conftest import unique_tenant
+
+
+async def test_create_authenticate_and_rotate(engram):
+    name = unique_tenant()
+    ctx, key = await engram.tenants.create(name)
+    assert (await engram.tenants.authenticate(name, key)).schema == ctx.schema
+    new_key = await engram.tenants.rotate_key(name)
+    with pytest.raises(Unauthorized):
+        await engram.tenants.authenticate(name, key)
+    assert (await engram.tenants.authenticate(name, new_key)).name == name
+    assert name in {t.name for t in await engram.tenants.list()}
+
+
+async def test_key_of_one_tenant_is_forbidden_on_another(engram):
+    a, key_a = await engram.tenants.create(unique_tenant())
+    b, _ = await engram.tenants.create(unique_tenant())
+    with pytest.raises(Forbidden):
+        await engram.tenants.authenticate(b.name, key_a)
+    with pytest.raises(Unauthorized):
+        await engram.tenants.authenticate(a.name, None)
+    with pytest.raises(Unauthorized):
+        await engram.tenants.authenticate(a.name, f"ek.{a.name}.not-the-key")
+
+
+async def test_duplicate_and_invalid_names(engram):
+    name = unique_tenant()
+    await engram.tenants.create(name)
+    with pytest.raises(Conflict):
+        await engram.tenants.create(name)
+    for bad in ("Upper", "-x", "a_b", "x" * 41, ""):
+        with pytest.raises(InvalidInput):
+            await engram.tenants.create(bad)
+    with pytest.raises(NotFound):
+        await engram.tenants.resolve("no-such-tenant")
+
+
+async def test_embedding_model_mismatch_is_a_startup_error(settings, bootstrapped, engram):
+    await engram.tenants.create(unique_tenant())
+    other = settings.model_copy(update={"embedding_model": "multilingual-e5-small"})
+    with pytest.raises(ConfigurationError, match="use-multilingual-v3"):
+        await open_engram(other, bootstrapped)
+
+
+async def test_service_refuses_a_database_of_another_environment(settings, bootstrapped, engram):
+    async with engram.pool.acquire() as conn:
+        assert await control.read_environment(conn) == "test"
+    prod = Settings(database_url=bootstrapped, environment="prod")
+    with pytest.raises(ConfigurationError, match="labelled 'test'"):
+        await open_engram(prod, bootstrapped)
