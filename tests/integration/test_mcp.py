@@ -1,0 +1,140 @@
+"""MCP round trips with the SDK's Python client over every transport, against the real service."""
+
+import json
+import os
+import sys
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import unique_tenant
+
+TOOLS = {
+    "write_memory",
+    "write_memories",
+    "search_memory",
+    "forget_memory",
+    "restore_memory",
+    "get_memory",
+    "list_memories",
+    "update_memory",
+    "memory_history",
+}
+
+
+@pytest.fixture
+async def mcp_tenant(engram):
+    name = unique_tenant("mcp")
+    _, key = await engram.tenants.create(name)
+    return name, key
+
+
+def http_transport(url: str, key: str):
+    return streamable_http_client(
+        url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+    )
+
+
+async def round_trip(client: Client) -> None:
+    """write -> search -> forget -> search, as an agent would."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert tools["search_memory"].annotations.read_only_hint is True
+    assert tools["forget_memory"].annotations.destructive_hint is True
+    assert tools["write_memory"].output_schema is not None
+
+    written = await client.call_tool(
+        "write_memory", {"content": "The user's order 12345 shipped", "type": "event"}
+    )
+    assert not written.is_error
+    memory_id = written.structured_content["memory"]["id"]
+    assert written.structured_content["outcome"] == "created"
+
+    found = await client.call_tool("search_memory", {"query": "where is order 12345", "explain": True})
+    hits = found.structured_content["hits"]
+    assert hits[0]["memory"]["id"] == memory_id and hits[0]["channels"]["rule"] == 1.0
+
+    forgotten = await client.call_tool("forget_memory", {"memory_id": memory_id, "reason": "test"})
+    assert forgotten.structured_content["status"] == "forgotten"
+    after = await client.call_tool("search_memory", {"query": "order 12345"})
+    assert after.structured_content["hits"] == []
+
+
+async def test_streamable_http_round_trip(service, mcp_tenant):
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        await round_trip(client)
+
+
+async def test_streamable_http_handshake_era_client(service, mcp_tenant):
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key), mode="legacy") as client:
+        await round_trip(client)
+
+
+async def test_sse_round_trip(service, mcp_tenant):
+    name, key = mcp_tenant
+    transport = sse_client(f"{service.url}/t/{name}/sse", headers={"Authorization": f"Bearer {key}"})
+    async with Client(transport) as client:
+        await round_trip(client)
+
+
+async def test_stdio_round_trip(settings, mcp_tenant):
+    name, _ = mcp_tenant
+    env = {
+        **os.environ,
+        "ENGRAM_DATABASE_URL": settings.database_url.get_secret_value(),
+        "ENGRAM_ENVIRONMENT": "test",
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "engram", "mcp", "--tenant", name], env=env
+    )
+    async with Client(params) as client:
+        await round_trip(client)
+
+
+async def test_expected_failures_are_tool_errors(service, mcp_tenant):
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        missing = await client.call_tool("get_memory", {"memory_id": "00000000-0000-0000-0000-000000000000"})
+        assert missing.is_error and "not found" in missing.content[0].text
+        bad_id = await client.call_tool("forget_memory", {"memory_id": "nope"})
+        assert bad_id.is_error
+        empty = await client.call_tool("write_memory", {"content": "   "})
+        assert empty.is_error and "content is empty" in empty.content[0].text
+        session = await client.call_tool("write_memory", {"content": "tired", "layer": "session"})
+        assert session.is_error and "session_id" in session.content[0].text
+        batch = await client.call_tool("write_memories", {"items": [{"content": "a"}, {"content": "b"}]})
+        assert [r["outcome"] for r in batch.structured_content["results"]] == ["created", "created"]
+
+
+@pytest.mark.parametrize("path", ["mcp", "sse"])
+async def test_keys_are_checked_before_any_mcp_parsing(service, engram, mcp_tenant, path):
+    name, key = mcp_tenant
+    _, other_key = await engram.tenants.create(unique_tenant("mcp-other"))
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    method = "POST" if path == "mcp" else "GET"
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        url = f"/t/{name}/{path}"
+        no_key = await client.request(
+            method, url, content=body if method == "POST" else None, headers=headers
+        )
+        assert no_key.status_code == 401 and no_key.headers["www-authenticate"].startswith("Bearer")
+        cross = await client.request(
+            method,
+            url,
+            content=body if method == "POST" else None,
+            headers={**headers, "Authorization": f"Bearer {other_key}"},
+        )
+        assert cross.status_code == 403
+        messages = await client.post(
+            f"/t/{name}/messages/?session_id=x",
+            content=body,
+            headers={**headers, "Authorization": f"Bearer {other_key}"},
+        )
+        assert messages.status_code == 403

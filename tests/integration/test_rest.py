@@ -1,0 +1,114 @@
+"""REST against the real service (uvicorn on a port) and the real database."""
+
+import httpx
+import pytest
+
+from tests.conftest import unique_tenant
+
+
+@pytest.fixture
+async def api(service, engram):
+    """(client, tenant name, key) for a fresh tenant."""
+    name = unique_tenant("rest")
+    _, key = await engram.tenants.create(name)
+    async with httpx.AsyncClient(base_url=service.url, headers={"Authorization": f"Bearer {key}"}) as client:
+        yield client, name, key
+
+
+async def test_health_readiness_and_openapi(service):
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        assert (await client.get("/healthz")).json() == {"status": "ok"}
+        assert (await client.get("/readyz")).json() == {"status": "ready"}
+        spec = (await client.get("/openapi.json")).json()
+    assert "/t/{tenant}/v1/search" in spec["paths"] and "/t/{tenant}/v1/memories" in spec["paths"]
+
+
+async def test_write_search_get_forget_restore_purge(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    created = await client.post(
+        f"{base}/memories", json={"content": "用户偏好顺丰快递", "type": "preference"}
+    )
+    assert created.status_code == 201
+    memory = created.json()["memory"]
+    duplicate = await client.post(f"{base}/memories", json={"content": "用户偏好顺丰快递"})
+    assert duplicate.status_code == 200 and duplicate.json()["outcome"] == "duplicate"
+
+    found = await client.post(f"{base}/search", json={"query": "顺丰", "explain": True})
+    body = found.json()
+    assert body["hits"][0]["memory"]["id"] == memory["id"]
+    assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule"}
+
+    assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 1
+    forgotten = await client.post(f"{base}/memories/{memory['id']}/forget", json={"reason": "asked"})
+    assert forgotten.json()["status"] == "forgotten"
+    listed = await client.get(f"{base}/memories", params={"status": "forgotten"})
+    assert [m["id"] for m in listed.json()["items"]] == [memory["id"]]
+    assert (await client.post(f"{base}/memories/{memory['id']}/restore")).json()["status"] == "active"
+    assert (await client.delete(f"{base}/memories/{memory['id']}")).status_code == 409
+    await client.post(f"{base}/memories/{memory['id']}/forget")
+    assert (await client.delete(f"{base}/memories/{memory['id']}")).status_code == 204
+    assert (await client.get(f"{base}/memories/{memory['id']}")).status_code == 404
+    history = (await client.get(f"{base}/memories/{memory['id']}/history")).json()
+    assert [e["event"] for e in history] == ["written", "forgotten", "restored", "forgotten", "purged"]
+
+
+async def test_batch_write_maps_external_ids(api):
+    client, name, _ = api
+    items = [{"content": f"batch fact {i}", "external_id": f"e{i}", "source": "import"} for i in range(3)]
+    response = await client.post(f"/t/{name}/v1/memories/batch", json={"items": items})
+    assert response.status_code == 200
+    assert [r["external_id"] for r in response.json()["results"]] == ["e0", "e1", "e2"]
+
+
+async def test_patch_updates_and_reembeds(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    memory = (await client.post(f"{base}/memories", json={"content": "favourite colour is blue"})).json()[
+        "memory"
+    ]
+    patched = await client.patch(
+        f"{base}/memories/{memory['id']}", json={"content": "favourite colour is green"}
+    )
+    assert patched.status_code == 200 and patched.json()["content"] == "favourite colour is green"
+    hits = (await client.post(f"{base}/search", json={"query": "green"})).json()["hits"]
+    assert hits[0]["memory"]["id"] == memory["id"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("post", "/memories", {"content": ""}),
+        ("post", "/memories", {"content": "x", "importance": 2}),
+        ("post", "/memories", {"content": "x", "type": "opinion"}),
+        ("post", "/memories", {"content": "x", "unknown": 1}),
+        ("post", "/memories", {"content": "tired", "layer": "session"}),
+        ("post", "/memories/batch", {"items": []}),
+        ("post", "/search", {"query": ""}),
+        ("post", "/search", {"query": "x", "top_k": 0}),
+        ("get", "/memories/not-a-uuid", None),
+        ("get", "/memories?cursor=bad", None),
+        ("patch", "/memories/00000000-0000-0000-0000-000000000000", {}),
+    ],
+)
+async def test_bad_input_is_a_4xx_with_a_message(api, method, path, body):
+    client, name, _ = api
+    response = await client.request(method, f"/t/{name}/v1{path}", json=body)
+    assert 400 <= response.status_code < 500
+    assert response.json()["detail"]
+
+
+async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):
+    client, name, key = api
+    other, other_key = await engram.tenants.create(unique_tenant("other"))
+    async with httpx.AsyncClient(base_url=service.url) as anonymous:
+        assert (await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"})).status_code == 401
+        bad = {"Authorization": f"Bearer ek.{name}.wrong"}
+        assert (
+            await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"}, headers=bad)
+        ).status_code == 401
+        cross = {"Authorization": f"Bearer {other_key}"}
+        response = await anonymous.post(f"/t/{name}/v1/memories", json={"content": "leak"}, headers=cross)
+        assert response.status_code == 403
+    assert (await client.get(f"/t/{other.name}/v1/memories")).status_code == 403
+    assert (await client.get("/t/no-such-tenant/v1/memories")).status_code in (401, 403)
