@@ -152,9 +152,7 @@ def main() -> None:
     try:
         settings = Settings(database_url=dsn)
         asyncio.run(bootstrap_database(dsn, settings.environment))
-        print(
-            f"engram bench: {args.memories} memories, embedder {settings.embedding_model}, {os.cpu_count()} cores"
-        )
+        print(f"engram bench: {args.memories} memories, {settings.embedding_model}, {os.cpu_count()} cores")
         tenant, key = asyncio.run(fill(settings, dsn, args.memories, rng)).split("\n")
         port = _free_port()
         env = {**os.environ, "ENGRAM_DATABASE_URL": dsn, "ENGRAM_PORT": str(port)}

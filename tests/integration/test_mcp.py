@@ -114,7 +114,7 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
 
 @pytest.mark.parametrize("path", ["mcp", "sse"])
 async def test_keys_are_checked_before_any_mcp_parsing(service, engram, mcp_tenant, path):
-    name, key = mcp_tenant
+    name, _ = mcp_tenant
     _, other_key = await engram.tenants.create(unique_tenant("mcp-other"))
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

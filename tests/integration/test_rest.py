@@ -99,7 +99,7 @@ async def test_bad_input_is_a_4xx_with_a_message(api, method, path, body):
 
 
 async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):
-    client, name, key = api
+    client, name, _ = api
     other, other_key = await engram.tenants.create(unique_tenant("other"))
     async with httpx.AsyncClient(base_url=service.url) as anonymous:
         assert (await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"})).status_code == 401
