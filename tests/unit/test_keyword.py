@@ -1,12 +1,23 @@
-from engram.domain.keyword import MAX_MATCHING_DOCUMENTS, KeywordQuery, idf
+from engram.domain.keyword import MATCH_BUDGET, KeywordQuery, TokenStatistics, idf
 
 
 def test_rare_tokens_weigh_more_and_absent_tokens_most():
     assert idf(100, 0) > idf(100, 1) > idf(100, 50) > idf(100, 100) > 0
 
 
-def test_only_informative_present_tokens_are_matched_on():
-    query = KeywordQuery.build(["user", "corgi", "zebra"], 10_000, [MAX_MATCHING_DOCUMENTS + 1, 3, 0])
-    assert query.tsquery == "'corgi'"
+def test_candidates_come_from_the_rarest_tokens_within_the_budget():
+    query = KeywordQuery.build(["user", "corgi", "walk", "zebra"], 100_000, [MATCH_BUDGET * 5, 3, 900, 0])
+    assert query.match_tokens == ["corgi", "walk"]
+    assert query.tsquery == "'corgi' | 'walk'"
     assert query.total_weight == sum(query.weights)
-    assert query.weights[1] > query.weights[0]
+
+
+def test_the_rarest_token_is_used_even_over_budget():
+    query = KeywordQuery.build(["user"], 100_000, [MATCH_BUDGET * 5])
+    assert query.match_tokens == ["user"]
+
+
+def test_statistics_estimate_unlisted_tokens_as_rarer_than_the_rarest_listed():
+    stats = TokenStatistics(documents=10_000, common={"user": 0.3}, floor=0.002)
+    assert stats.document_frequency("user") == 3000
+    assert stats.document_frequency("corgi") == 10

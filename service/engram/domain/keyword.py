@@ -10,13 +10,15 @@ inflated keyword score (which would drown cross-language vector hits).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engram.domain.tokenize import to_tsquery_literal
 
-# Tokens in more documents than this are not used to find candidates (they still weigh in the
-# denominator): it bounds the work of a query like "user" in a tenant of a million memories.
-MAX_MATCHING_DOCUMENTS = 5000
+# Candidates are fetched with the rarest tokens until their document frequencies add up to
+# this many memories (at least one token is always used). Commoner tokens still count in the
+# score of the memories found. It bounds the work of "user" in a tenant of a million memories.
+MATCH_BUDGET = 2000
+MAX_QUERY_TOKENS = 64
 
 
 def idf(documents: int, frequency: int) -> float:
@@ -25,17 +27,40 @@ def idf(documents: int, frequency: int) -> float:
 
 
 @dataclass(frozen=True)
+class TokenStatistics:
+    """Token frequencies as PostgreSQL's ANALYZE sampled them (most common elements of the column)."""
+
+    documents: int
+    common: dict[str, float] = field(default_factory=dict)  # token -> share of memories holding it
+    floor: float = 0.0  # the smallest share listed; anything unlisted is rarer than this
+
+    def document_frequency(self, token: str) -> int:
+        share = self.common.get(token, self.floor / 2)
+        return round(share * self.documents)
+
+
+@dataclass(frozen=True)
 class KeywordQuery:
     tokens: list[str]
     weights: list[float]
-    tsquery: str | None  # the tokens worth matching on, OR-ed
+    match_tokens: list[str]  # the tokens used to find candidates
 
     @property
     def total_weight(self) -> float:
         return sum(self.weights)
 
+    @property
+    def tsquery(self) -> str | None:
+        return to_tsquery_literal(self.match_tokens)
+
     @classmethod
     def build(cls, tokens: list[str], documents: int, frequencies: list[int]) -> KeywordQuery:
+        tokens, frequencies = tokens[:MAX_QUERY_TOKENS], frequencies[:MAX_QUERY_TOKENS]
         weights = [idf(documents, df) for df in frequencies]
-        matchable = [t for t, df in zip(tokens, frequencies, strict=True) if 0 < df <= MAX_MATCHING_DOCUMENTS]
-        return cls(tokens=tokens, weights=weights, tsquery=to_tsquery_literal(matchable))
+        match, spent = [], 0
+        for df, token in sorted((df, t) for t, df in zip(tokens, frequencies, strict=True) if df > 0):
+            if match and spent + df > MATCH_BUDGET:
+                break
+            match.append(token)
+            spent += df
+        return cls(tokens=tokens, weights=weights, match_tokens=match)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 
 import asyncpg
 import numpy as np
 
 from engram.cache import Cache
 from engram.domain.identifiers import extract_identifiers
-from engram.domain.keyword import MAX_MATCHING_DOCUMENTS, KeywordQuery
+from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
 from engram.domain.search import (
     Channel,
     ChannelHit,
@@ -27,6 +28,11 @@ from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
 
+# Below this many memories, token frequencies are counted exactly (cheap on a small table);
+# above, they come from ANALYZE's sample of the table, re-read at most this often.
+EXACT_COUNT_LIMIT = 2000
+_STATISTICS_SECONDS = 60.0
+
 
 class SearchService:
     def __init__(self, pool: asyncpg.Pool, embedder: Embedder, cache: Cache, settings: RetrievalSettings):
@@ -34,16 +40,17 @@ class SearchService:
         self._embedder = embedder
         self._cache = cache
         self._settings = settings
+        self._statistics: dict[str, tuple[float, TokenStatistics | None]] = {}
 
     async def search(self, ctx: TenantContext, request: SearchRequest) -> SearchResult:
         s = self._settings
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
-        tokens = query_tokens(request.query)
         identifiers = extract_identifiers(request.query)
-        embedding = await self._query_embedding(request.query)
+        embedding, keyword = await asyncio.gather(
+            self._query_embedding(request.query), self._keyword_query(ctx, query_tokens(request.query))
+        )
         limit = max(s.candidates, top_k)
-        keyword = await self._keyword_query(ctx, tokens)
 
         async def channel(run, *args) -> list[ChannelHit]:
             async with self._pool.acquire() as conn:
@@ -79,7 +86,7 @@ class SearchService:
         if request.explain:
             explanation = Explanation(
                 weights=weights,
-                query_tokens=tokens,
+                query_tokens=keyword.tokens,
                 token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),
                 query_identifiers=identifiers,
                 candidates={
@@ -92,13 +99,25 @@ class SearchService:
         return SearchResult(hits=hits, explanation=explanation)
 
     async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
+        """IDF from ANALYZE's statistics on large tenants, from exact counts on small ones."""
+        tokens = tokens[:MAX_QUERY_TOKENS]
         if not tokens:
-            return KeywordQuery(tokens=[], weights=[], tsquery=None)
+            return KeywordQuery(tokens=[], weights=[], match_tokens=[])
+        stats = await self._token_statistics(ctx)
+        if stats is not None and stats.documents > EXACT_COUNT_LIMIT:
+            return KeywordQuery.build(tokens, stats.documents, [stats.document_frequency(t) for t in tokens])
         async with self._pool.acquire() as conn:
-            documents, frequencies = await repo.token_frequencies(
-                conn, ctx.schema, tokens, MAX_MATCHING_DOCUMENTS
-            )
+            documents, frequencies = await repo.token_frequencies(conn, ctx.schema, tokens, EXACT_COUNT_LIMIT)
         return KeywordQuery.build(tokens, documents, frequencies)
+
+    async def _token_statistics(self, ctx: TenantContext) -> TokenStatistics | None:
+        cached = self._statistics.get(ctx.schema)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        async with self._pool.acquire() as conn:
+            stats = await repo.token_statistics(conn, ctx.schema)
+        self._statistics[ctx.schema] = (time.monotonic() + _STATISTICS_SECONDS, stats)
+        return stats
 
     async def _query_embedding(self, query: str) -> np.ndarray:
         digest = hashlib.sha256(query.encode()).hexdigest()

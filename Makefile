@@ -1,0 +1,44 @@
+# engram: `make run` to start locally, `make test` for the full suite.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# The first Python >= 3.11 on PATH.
+PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
+	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& echo $$p && break; done)
+
+.PHONY: install run test lint format bench clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+## run: embedded PostgreSQL + migrations + default tenant + the service on :8080
+run: install
+	$(BIN)/engram dev
+
+## test: lint, then every test (starts and stops the servers it needs)
+test: install lint
+	$(BIN)/pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## bench: write throughput and search latency at 10k memories (prints figures)
+bench: install
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	-$(BIN)/engram db stop 2>/dev/null
+	rm -rf $(VENV) .state .pytest_cache .ruff_cache
