@@ -17,7 +17,7 @@ from engram.domain.tokenize import to_tsquery_literal
 # Candidates are fetched with the rarest tokens until their document frequencies add up to
 # this many memories (at least one token is always used). Commoner tokens still count in the
 # score of the memories found. It bounds the work of "user" in a tenant of a million memories.
-MATCH_BUDGET = 2000
+MATCH_BUDGET = 1000
 MAX_QUERY_TOKENS = 64
 
 

@@ -56,23 +56,24 @@ class MemoryService:
         # Embed before taking a connection: CPU work must not hold a database session.
         vectors = await self._embedder.embed_documents(contents)
         rows = [self._row(ctx, *args) for args in zip(items, contents, vectors, strict=True)]
-        results: list[WriteResult] = []
-        history: list[tuple] = []
         async with self._pool.acquire() as conn, conn.transaction():
+            inserted = await repo.insert_many(conn, ctx.schema, rows)
+            missing = [r.dedup_key for r in rows if r.dedup_key not in inserted]
+            existing = await repo.get_active_by_dedup_keys(conn, ctx.schema, missing) if missing else {}
+            results: list[WriteResult] = []
+            history: list[tuple] = []
             for item, row in zip(items, rows, strict=True):
-                memory = await repo.insert(conn, ctx.schema, row)
+                memory = inserted.pop(row.dedup_key, None)
                 if memory is not None:
-                    results.append(
-                        WriteResult(outcome=WriteOutcome.created, memory=memory, external_id=item.external_id)
-                    )
+                    outcome = WriteOutcome.created
                     history.append((memory.id, "written", actor, memory.content, _write_details(item)))
-                    continue
-                existing = await repo.get_active_by_dedup_key(conn, ctx.schema, row.dedup_key)
-                if existing is None:  # the duplicate was forgotten between the two statements
-                    raise Conflict("a concurrent change touched this memory; retry the write")
-                results.append(
-                    WriteResult(outcome=WriteOutcome.duplicate, memory=existing, external_id=item.external_id)
-                )
+                    existing[row.dedup_key] = memory  # a later copy in this batch is its duplicate
+                else:
+                    outcome = WriteOutcome.duplicate
+                    memory = existing.get(row.dedup_key)
+                    if memory is None:  # the duplicate was forgotten between the two statements
+                        raise Conflict("a concurrent change touched this memory; retry the write")
+                results.append(WriteResult(outcome=outcome, memory=memory, external_id=item.external_id))
             await repo.add_history_many(conn, ctx.schema, history)
         return results
 

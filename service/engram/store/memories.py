@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -9,6 +10,7 @@ from uuid import UUID
 
 import asyncpg
 import numpy as np
+from pgvector import Vector
 
 from engram.domain.keyword import KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
@@ -47,44 +49,61 @@ class MemoryRow:
 def to_memory(record: asyncpg.Record) -> Memory:
     data = dict(record)
     data.pop("similarity", None)
+    data.pop("dedup_key", None)
     return Memory.model_validate(data)
 
 
-async def insert(conn: asyncpg.Connection, schema: str, row: MemoryRow) -> Memory | None:
-    """Insert unless an active exact duplicate exists (then None): atomic, whatever the concurrency."""
-    record = await conn.fetchrow(
+async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRow]) -> dict[str, Memory]:
+    """Insert in one statement, skipping any row whose active exact duplicate exists (or comes
+    earlier in ``rows``): atomic whatever the concurrency. Returns the inserted memories by dedup_key."""
+    records = await conn.fetch(
         f"""INSERT INTO {schema}.memories AS m
               (content, type, layer, source, external_id, importance, language, occurred_at, session_id,
                task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16, $17)
+            SELECT t.content, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
+                   t.occurred_at, t.session_id, t.task_id,
+                   ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
+                   ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
+                   t.embedding, $17
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
+                        $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
+                        $14::text[], $15::text[], $16::vector[])
+                 WITH ORDINALITY AS t(content, type, layer, source, external_id, importance, language,
+                                      occurred_at, session_id, task_id, tags, metadata, dedup_key,
+                                      identifiers, search_tokens, embedding, position)
+            ORDER BY t.position
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
-            RETURNING {COLUMNS}""",
-        row.content,
-        row.type,
-        row.layer,
-        row.source,
-        row.external_id,
-        row.importance,
-        row.language,
-        row.occurred_at,
-        row.session_id,
-        row.task_id,
-        row.tags,
-        row.metadata,
-        row.dedup_key,
-        row.identifiers,
-        row.search_tokens,
-        row.embedding,
-        row.embedding_model,
+            RETURNING {COLUMNS}, m.dedup_key""",
+        [r.content for r in rows],
+        [r.type for r in rows],
+        [r.layer for r in rows],
+        [r.source for r in rows],
+        [r.external_id for r in rows],
+        [r.importance for r in rows],
+        [r.language for r in rows],
+        [r.occurred_at for r in rows],
+        [r.session_id for r in rows],
+        [r.task_id for r in rows],
+        [json.dumps(r.tags) for r in rows],
+        [json.dumps(r.metadata) for r in rows],
+        [r.dedup_key for r in rows],
+        [json.dumps(r.identifiers) for r in rows],
+        [r.search_tokens for r in rows],
+        [Vector(r.embedding) for r in rows],
+        rows[0].embedding_model,
     )
-    return to_memory(record) if record else None
+    return {r["dedup_key"]: to_memory(r) for r in records}
 
 
-async def get_active_by_dedup_key(conn: asyncpg.Connection, schema: str, dedup_key: str) -> Memory | None:
-    record = await conn.fetchrow(
-        f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.dedup_key = $1 AND m.status = 'active'", dedup_key
+async def get_active_by_dedup_keys(
+    conn: asyncpg.Connection, schema: str, keys: list[str]
+) -> dict[str, Memory]:
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS}, m.dedup_key FROM {schema}.memories m
+            WHERE m.dedup_key = ANY($1::text[]) AND m.status = 'active'""",
+        keys,
     )
-    return to_memory(record) if record else None
+    return {r["dedup_key"]: to_memory(r) for r in records}
 
 
 async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: bool = False) -> Memory | None:
@@ -158,11 +177,20 @@ async def add_history(
 
 
 async def add_history_many(conn: asyncpg.Connection, schema: str, rows: list[tuple[Any, ...]]) -> None:
-    """Rows of (memory_id, event, actor, content, details)."""
-    await conn.executemany(
+    """Rows of (memory_id, event, actor, content, details), in one statement."""
+    if not rows:
+        return
+    await conn.execute(
         f"""INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
-            VALUES ($1, $2, $3, $4, $5)""",
-        rows,
+            SELECT t.memory_id, t.event, t.actor, t.content, t.details::jsonb
+            FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+                 AS t(memory_id, event, actor, content, details, position)
+            ORDER BY t.position""",
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        [json.dumps(r[4]) for r in rows],
     )
 
 
@@ -293,11 +321,15 @@ async def hydrate(
 async def record_access(
     conn: asyncpg.Connection, schema: str, ids: list[UUID]
 ) -> dict[UUID, tuple[int, datetime]]:
-    records = await conn.fetch(
-        f"""UPDATE {schema}.memories SET access_count = access_count + 1, last_accessed_at = now()
-            WHERE id = ANY($1::uuid[]) RETURNING id, access_count, last_accessed_at""",
-        ids,
-    )
+    async with conn.transaction():
+        # Access statistics are advisory: not waiting for the WAL flush saves a disk sync per
+        # search; a crash can lose the last fraction of a second of counts, never a memory.
+        await conn.execute("SET LOCAL synchronous_commit = off")
+        records = await conn.fetch(
+            f"""UPDATE {schema}.memories SET access_count = access_count + 1, last_accessed_at = now()
+                WHERE id = ANY($1::uuid[]) RETURNING id, access_count, last_accessed_at""",
+            ids,
+        )
     return {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in records}
 
 
