@@ -98,6 +98,10 @@ class WriteResult(BaseModel):
     external_id: str | None = None
 
 
+class BatchWriteResult(BaseModel):
+    results: list[WriteResult] = Field(description="one per item, in the order given")
+
+
 class MemoryFilter(BaseModel):
     """Filters shared by search and list."""
 

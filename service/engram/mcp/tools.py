@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
 from engram.domain.models import (
+    BatchWriteResult,
     HistoryEvent,
     Layer,
     Memory,
@@ -39,10 +40,6 @@ write_memory call (not whole conversations). Before answering questions about th
 call search_memory. Use forget_memory when the user asks you to forget something or a memory is wrong."""
 
 MemoryId = Annotated[UUID, Field(description="id of the memory")]
-
-
-class BatchWriteResult(BaseModel):
-    results: list[WriteResult]
 
 
 class History(BaseModel):
@@ -79,12 +76,18 @@ def build_mcp(
             return await stdio_tenant()
         raise ToolError("no authenticated tenant for this request")
 
-    read_only = ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-    writes = ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
+    def annotations(*, read_only: bool, destructive: bool) -> ToolAnnotations:
+        return ToolAnnotations(
+            read_only_hint=read_only,
+            destructive_hint=destructive,
+            idempotent_hint=True,
+            open_world_hint=False,
+        )
+
+    read_only = annotations(read_only=True, destructive=False)
+    writes = annotations(read_only=False, destructive=False)
+    # Forgetting and editing change what the agent will find (both are undoable: restore, history).
+    changes_content = annotations(read_only=False, destructive=True)
 
     @server.tool(title="Write a memory", annotations=writes)
     async def write_memory(
@@ -169,9 +172,7 @@ def build_mcp(
 
     @server.tool(
         title="Forget a memory",
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=changes_content,
     )
     async def forget_memory(
         ctx: Context,
@@ -210,9 +211,7 @@ def build_mcp(
 
     @server.tool(
         title="Update a memory",
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=changes_content,
     )
     async def update_memory(
         ctx: Context,

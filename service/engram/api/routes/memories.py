@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from engram.api.deps import EngramDep, TenantDep
 from engram.domain.models import (
+    BatchWriteResult,
     HistoryEvent,
     Layer,
     Memory,
@@ -31,10 +32,6 @@ ACTOR = "rest"
 
 class BatchWrite(BaseModel):
     items: list[NewMemory] = Field(min_length=1)
-
-
-class BatchWriteResult(BaseModel):
-    results: list[WriteResult]
 
 
 class ForgetRequest(BaseModel):
