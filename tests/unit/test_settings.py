@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -21,3 +23,10 @@ def test_unknown_environment_is_rejected(monkeypatch):
     monkeypatch.setenv("ENGRAM_ENVIRONMENT", "staging")
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_embedded_postgres_paths_are_absolute(tmp_path, monkeypatch):
+    from engram.store.embedded import EmbeddedPostgres
+
+    monkeypatch.chdir(tmp_path)
+    assert EmbeddedPostgres(Path(".state/postgres")).data_dir == tmp_path / ".state" / "postgres" / "data"

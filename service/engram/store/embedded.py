@@ -32,6 +32,10 @@ class EmbeddedPostgres:
 
     root: Path
 
+    def __post_init__(self) -> None:
+        # The server runs with cwd "/", so every path handed to it must be absolute.
+        object.__setattr__(self, "root", self.root.resolve())
+
     @property
     def data_dir(self) -> Path:
         return self.root / "data"
@@ -81,6 +85,7 @@ class EmbeddedPostgres:
     # -- internals -------------------------------------------------------------------------
 
     def _initdb(self) -> None:
+        _check_reachable(self.root)
         password = secrets.token_urlsafe(24)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
@@ -157,6 +162,18 @@ class EmbeddedPostgres:
         entry = pwd.getpwnam(SYSTEM_USER)
         for path in paths:
             os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def _check_reachable(root: Path) -> None:
+    """As root, the server user must be able to walk down to its data directory."""
+    if os.geteuid() != 0:
+        return
+    for parent in [root, *root.parents]:
+        if parent.exists() and not parent.stat().st_mode & 0o001:
+            raise ConfigurationError(
+                f"the embedded PostgreSQL runs as the unprivileged user {SYSTEM_USER!r}, which cannot enter "
+                f"{parent}; set ENGRAM_STATE_DIR to a directory outside it (for example /var/lib/engram)"
+            )
 
 
 def _bin(name: str) -> str:
