@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from functools import wraps
@@ -283,6 +284,9 @@ def _serve(settings: Settings, dsn: str) -> None:
 
     from engram.api.app import create_app
 
+    # uvicorn re-raises the signal that stopped it once it has shut down; turn SIGTERM into an
+    # exit that unwinds the stack, so the embedded PostgreSQL started for this run is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     uvicorn.run(create_app(settings, dsn), host=settings.host, port=settings.port, log_level="info")
 
 

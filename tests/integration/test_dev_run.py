@@ -1,0 +1,69 @@
+"""`make run` runs `engram dev`: from an empty directory to a working MCP URL and key, and back."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import free_port
+
+
+def wait_for_line(proc: subprocess.Popen, pattern: str, timeout: float = 120) -> str:
+    """Read the process's output until a line matches; return everything read."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen.append(line)
+        if re.search(pattern, line):
+            return "".join(seen)
+    raise AssertionError(f"no line matching {pattern!r}; output:\n{''.join(seen)}")
+
+
+async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
+    workdir = Path(tempfile.mkdtemp(prefix="engram-dev-"))
+    workdir.chmod(0o755)  # the embedded server's user must reach .state inside it
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {"ENGRAM_PORT": str(port)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engram", "dev"],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        output = wait_for_line(proc, r"Uvicorn running")
+        url = re.search(r"MCP URL \(streamable HTTP\): (\S+)", output).group(1)
+        key = re.search(r"API key:\s+(\S+)", output).group(1)
+        assert url == f"http://127.0.0.1:{port}/t/default/mcp"
+        transport = streamable_http_client(
+            url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+        )
+        async with Client(transport) as client:
+            written = await client.call_tool("write_memory", {"content": "The user prefers window seats"})
+            assert written.structured_content["outcome"] == "created"
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                f"http://127.0.0.1:{port}/t/default/v1/search",
+                json={"query": "seat preference"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        assert response.json()["hits"][0]["memory"]["content"] == "The user prefers window seats"
+        assert (workdir / ".state" / "default-tenant.key").read_text().strip() == key
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert not (workdir / ".state" / "postgres" / "data" / "postmaster.pid").exists()
