@@ -118,9 +118,7 @@ async def measure(url: str, tenant: str, key: str, queries: list[str]) -> None:
                 samples.append((time.perf_counter() - started) * 1000)
                 response.raise_for_status()
             print(f"search via REST, {label + ':':18}{percentiles(samples)}")
-    transport = streamable_http_client(
-        f"{url}/t/{tenant}/mcp", http_client=httpx2.AsyncClient(headers=headers)
-    )
+    transport = streamable_http_client(f"{url}/t/{tenant}/mcp", http_client=httpx2.AsyncClient(headers=headers))
     async with Client(transport) as mcp:
         samples = []
         for q in queries:
@@ -132,9 +130,7 @@ async def measure(url: str, tenant: str, key: str, queries: list[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()

@@ -23,9 +23,7 @@ from engram.settings import Settings
 
 app = typer.Typer(help="engram: long-term memory for LLM agents", no_args_is_help=True, add_completion=False)
 tenant_app = typer.Typer(help="create, list and re-key tenants", no_args_is_help=True)
-db_app = typer.Typer(
-    help="the embedded PostgreSQL used when ENGRAM_DATABASE_URL is unset", no_args_is_help=True
-)
+db_app = typer.Typer(help="the embedded PostgreSQL used when ENGRAM_DATABASE_URL is unset", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
 app.add_typer(db_app, name="db")
 
@@ -82,9 +80,7 @@ def migrate() -> None:
             async with engram_session(settings, dsn, check=False) as engram:
                 applied |= await engram.tenants.migrate_all()
         for schema, versions in applied.items():
-            typer.echo(
-                f"{schema}: {'applied ' + ', '.join(map(str, versions)) if versions else 'up to date'}"
-            )
+            typer.echo(f"{schema}: {'applied ' + ', '.join(map(str, versions)) if versions else 'up to date'}")
 
     asyncio.run(run())
 
@@ -165,7 +161,7 @@ def write(
     )
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.write(await engram.tenants.resolve(tenant), item, actor="cli")
+        return await engram.writes.write(await engram.tenants.resolve(tenant), item, actor="cli")
 
     _print_json(_with_engram(Settings(), run).model_dump(mode="json"))
 
@@ -201,9 +197,7 @@ def forget(
         raise _fail(f"not a memory id: {memory_id!r}", 2) from None
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.forget(
-            await engram.tenants.resolve(tenant), parsed, actor="cli", reason=reason
-        )
+        return await engram.memories.forget(await engram.tenants.resolve(tenant), parsed, actor="cli", reason=reason)
 
     _print_json(_with_engram(Settings(), run).model_dump(mode="json"))
 

@@ -10,11 +10,18 @@ from dataclasses import dataclass
 import asyncpg
 
 from engram.cache import Cache, build_cache
+from engram.domain.dedup import Thresholds
 from engram.embedding import Embedder, build_embedder
 from engram.errors import ConfigurationError
+from engram.judge import Judge, build_judge
+from engram.services.calibration import shipped_thresholds
+from engram.services.consolidation import ConsolidationService
+from engram.services.forgetting import ForgettingService
+from engram.services.ingest import IngestService
 from engram.services.memories import MemoryService
 from engram.services.search import SearchService
 from engram.services.tenants import TenantService
+from engram.services.writes import WriteService
 from engram.settings import Settings
 from engram.store import control
 from engram.store.db import create_pool, ensure_extensions
@@ -30,8 +37,13 @@ class Engram:
     embedder: Embedder
     cache: Cache
     tenants: TenantService
+    writes: WriteService
     memories: MemoryService
     search: SearchService
+    judge: Judge
+    ingest: IngestService
+    forgetting: ForgettingService
+    consolidation: ConsolidationService
 
     async def close(self) -> None:
         await self.pool.close()
@@ -69,9 +81,7 @@ async def bootstrap_database(dsn: str, environment: str) -> dict[str, list[int]]
     finally:
         await conn.close()
     if label != environment:
-        raise ConfigurationError(
-            f"this database is labelled {label!r}, not {environment!r}: refusing to migrate it"
-        )
+        raise ConfigurationError(f"this database is labelled {label!r}, not {environment!r}: refusing to migrate it")
     return applied
 
 
@@ -103,14 +113,36 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         await pool.close()
         embedder.close()
         raise
+    thresholds = thresholds_for(settings, embedder.model_id)
+    judge = build_judge(settings, thresholds.touch)
+    writes = WriteService(pool, embedder, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
+    memories = MemoryService(pool, writes)
     return Engram(
         settings=settings,
         pool=pool,
         embedder=embedder,
         cache=cache,
         tenants=tenants,
-        memories=MemoryService(pool, embedder, settings.max_batch_size, settings.max_content_chars),
-        search=SearchService(pool, embedder, cache, settings.retrieval),
+        writes=writes,
+        memories=memories,
+        search=SearchService(pool, embedder, cache, settings.retrieval, settings.lifecycle.layer_weights),
+        judge=judge,
+        ingest=IngestService(writes, judge),
+        forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),
+        consolidation=ConsolidationService(pool, writes, judge, thresholds),
+    )
+
+
+def thresholds_for(settings: Settings, model: str) -> Thresholds:
+    """Configured thresholds, else the calibrated ones of the model, else conservative ones."""
+    lifecycle = settings.lifecycle
+    calibrated = shipped_thresholds().get(model)
+    if calibrated is None:
+        log.warning("no calibrated dedup thresholds for %s: using 0.97/0.90; run `engram calibrate`", model)
+        calibrated = Thresholds(touch=0.97, judge=0.90)
+    return Thresholds(
+        touch=lifecycle.touch_threshold if lifecycle.touch_threshold is not None else calibrated.touch,
+        judge=lifecycle.judge_threshold if lifecycle.judge_threshold is not None else calibrated.judge,
     )
 
 

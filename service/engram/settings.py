@@ -8,6 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engram.domain.lifecycle import DecayWeights
+from engram.domain.models import Layer
+
 Environment = Literal["test", "prod"]
 
 
@@ -31,10 +34,36 @@ class RetrievalSettings(BaseModel):
         return self
 
 
+class LLMSettings(BaseModel):
+    """The judge's language model (any litellm model name); unset = rule judge only."""
+
+    model: str | None = None
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(10.0, gt=0)
+    retries: int = Field(1, ge=0, le=5)
+
+
+class LifecycleSettings(BaseModel):
+    """Dedup thresholds, layers' lifetimes, forgetting and consolidation."""
+
+    # Cosine thresholds for near-duplicates; unset = the calibrated values of the embedding model.
+    touch_threshold: float | None = Field(None, ge=0, le=1)
+    judge_threshold: float | None = Field(None, ge=0, le=1)
+    decay: DecayWeights = DecayWeights()
+    forget_threshold: float = Field(0.0, description="active memories whose decay score is below are candidates")
+    unaccessed_days: int = Field(60, ge=1, description="never recalled and older than this: candidate")
+    retention_days: int = Field(30, ge=0, description="forgotten memories are purged after this")
+    session_ttl_hours: float = Field(24, gt=0)
+    task_ttl_days: float = Field(7, gt=0)
+    # Preference of each layer when search blends them (multiplies the fused score).
+    layer_weights: dict[Layer, float] = {Layer.long_term: 1.0, Layer.session: 0.9, Layer.task: 0.9}
+    scheduler_enabled: bool = True
+    scheduler_interval_seconds: float = Field(3600, gt=0)
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", frozen=True)
 
     # Where the database is. Unset: an embedded PostgreSQL under state_dir is started.
     database_url: SecretStr | None = None
@@ -61,6 +90,8 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(10, ge=1)
 
     retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LLMSettings = LLMSettings()
+    lifecycle: LifecycleSettings = LifecycleSettings()
     max_batch_size: int = Field(500, ge=1)
     max_content_chars: int = Field(8000, ge=1)
 

@@ -26,12 +26,14 @@ async def test_redis_round_trip_with_ttl(redis_url):
 
 async def test_search_works_through_redis_and_through_an_outage(engram, tenant, redis_url):
     ctx, _ = tenant
-    await engram.memories.write(ctx, NewMemory(content="The user's dog is called Biscuit"))
+    await engram.writes.write(ctx, NewMemory(content="The user's dog is called Biscuit"))
     shared = RedisCache(redis_url, ttl_seconds=60)
     dead = RedisCache(f"redis://127.0.0.1:{free_port()}/0", ttl_seconds=60)
     try:
         for cache in (shared, dead):
-            service = SearchService(engram.pool, engram.embedder, cache, engram.settings.retrieval)
+            service = SearchService(
+                engram.pool, engram.embedder, cache, engram.settings.retrieval, engram.settings.lifecycle.layer_weights
+            )
             for _ in range(2):
                 result = await service.search(ctx, SearchRequest(query="what is the dog's name"))
                 assert result.hits[0].memory.content == "The user's dog is called Biscuit"

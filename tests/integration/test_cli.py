@@ -20,9 +20,7 @@ def cli_env(settings):
 
 
 def engram(env, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_tenant_lifecycle_and_memories(cli_env):
@@ -39,9 +37,7 @@ def test_tenant_lifecycle_and_memories(cli_env):
     memory_id = json.loads(written.stdout)["memory"]["id"]
     found = engram(cli_env, "search", "CA981", "--tenant", name, "--explain")
     result = json.loads(found.stdout)
-    assert result["hits"][0]["memory"]["id"] == memory_id and result["explanation"]["query_identifiers"] == [
-        "ca981"
-    ]
+    assert result["hits"][0]["memory"]["id"] == memory_id and result["explanation"]["query_identifiers"] == ["ca981"]
     forgotten = engram(cli_env, "forget", memory_id, "--tenant", name, "--reason", "done")
     assert json.loads(forgotten.stdout)["status"] == "forgotten"
 

@@ -34,9 +34,7 @@ async def mcp_tenant(engram):
 
 
 def http_transport(url: str, key: str):
-    return streamable_http_client(
-        url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
-    )
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}))
 
 
 async def round_trip(client: Client) -> None:
@@ -47,9 +45,7 @@ async def round_trip(client: Client) -> None:
     assert tools["forget_memory"].annotations.destructive_hint is True
     assert tools["write_memory"].output_schema is not None
 
-    written = await client.call_tool(
-        "write_memory", {"content": "The user's order 12345 shipped", "type": "event"}
-    )
+    written = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
     assert not written.is_error
     memory_id = written.structured_content["memory"]["id"]
     assert written.structured_content["outcome"] == "created"
@@ -90,9 +86,7 @@ async def test_stdio_round_trip(settings, mcp_tenant):
         "ENGRAM_DATABASE_URL": settings.database_url.get_secret_value(),
         "ENGRAM_ENVIRONMENT": "test",
     }
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "engram", "mcp", "--tenant", name], env=env
-    )
+    params = StdioServerParameters(command=sys.executable, args=["-m", "engram", "mcp", "--tenant", name], env=env)
     async with Client(params) as client:
         await round_trip(client)
 
@@ -121,9 +115,7 @@ async def test_keys_are_checked_before_any_mcp_parsing(service, engram, mcp_tena
     method = "POST" if path == "mcp" else "GET"
     async with httpx.AsyncClient(base_url=service.url) as client:
         url = f"/t/{name}/{path}"
-        no_key = await client.request(
-            method, url, content=body if method == "POST" else None, headers=headers
-        )
+        no_key = await client.request(method, url, content=body if method == "POST" else None, headers=headers)
         assert no_key.status_code == 401 and no_key.headers["www-authenticate"].startswith("Bearer")
         cross = await client.request(
             method,

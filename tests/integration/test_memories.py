@@ -12,7 +12,7 @@ from engram.errors import Conflict, InvalidInput, NotFound
 
 async def test_write_computes_language_and_identifiers_and_history(engram, tenant):
     ctx, _ = tenant
-    result = await engram.memories.write(
+    result = await engram.writes.write(
         ctx,
         NewMemory(content="  用户的订单12345延误了 ", type=MemoryType.event, tags=["order"]),
         actor="test",
@@ -21,25 +21,22 @@ async def test_write_computes_language_and_identifiers_and_history(engram, tenan
     assert result.outcome == WriteOutcome.created
     assert memory.content == "用户的订单12345延误了"
     assert memory.language == "zh" and memory.embedding_model == "use-multilingual-v3"
-    assert memory.status == Status.active and memory.access_count == 0
+    assert memory.status == Status.active and memory.access_count == 1  # writing it is its first use
     events = await engram.memories.history(ctx, memory.id)
     assert [(e.event, e.actor, e.content) for e in events] == [("written", "test", memory.content)]
 
 
 async def test_exact_duplicate_returns_the_existing_memory(engram, tenant):
     ctx, _ = tenant
-    first = await engram.memories.write(ctx, NewMemory(content="I like coffee"))
-    again = await engram.memories.write(ctx, NewMemory(content="i like   COFFEE"))
+    first = await engram.writes.write(ctx, NewMemory(content="I like coffee"))
+    again = await engram.writes.write(ctx, NewMemory(content="i like   COFFEE"))
     assert again.outcome == WriteOutcome.duplicate and again.memory.id == first.memory.id
 
 
 async def test_sixteen_concurrent_writers_of_one_fact_leave_one_memory(engram, tenant):
     ctx, _ = tenant
     results = await asyncio.gather(
-        *(
-            engram.memories.write(ctx, NewMemory(content="The user's passport number is E1234567"))
-            for _ in range(16)
-        )
+        *(engram.writes.write(ctx, NewMemory(content="The user's passport number is E1234567")) for _ in range(16))
     )
     assert {r.memory.id for r in results} == {results[0].memory.id}
     assert sum(r.outcome == WriteOutcome.created for r in results) == 1
@@ -51,7 +48,7 @@ async def test_batch_keeps_order_and_external_ids(engram, tenant):
     ctx, _ = tenant
     items = [NewMemory(content=f"fact number {i}", external_id=f"ext-{i}") for i in range(5)]
     items.append(NewMemory(content="fact number 2", external_id="ext-dup"))
-    results = await engram.memories.write_batch(ctx, items)
+    results = await engram.writes.write_batch(ctx, items)
     assert [r.external_id for r in results] == [*(f"ext-{i}" for i in range(5)), "ext-dup"]
     assert results[-1].outcome == WriteOutcome.duplicate and results[-1].memory.id == results[2].memory.id
 
@@ -59,11 +56,11 @@ async def test_batch_keeps_order_and_external_ids(engram, tenant):
 async def test_invalid_writes_store_nothing(engram, tenant):
     ctx, _ = tenant
     with pytest.raises(InvalidInput):
-        await engram.memories.write_batch(ctx, [NewMemory(content="ok"), NewMemory(content="   ")])
+        await engram.writes.write_batch(ctx, [NewMemory(content="ok"), NewMemory(content="   ")])
     with pytest.raises(InvalidInput, match="session_id"):
-        await engram.memories.write(ctx, NewMemory(content="tired today", layer=Layer.session))
+        await engram.writes.write(ctx, NewMemory(content="tired today", layer=Layer.session))
     with pytest.raises(InvalidInput, match="limit"):
-        await engram.memories.write(ctx, NewMemory(content="x" * 9000))
+        await engram.writes.write(ctx, NewMemory(content="x" * 9000))
     assert (await engram.memories.list(ctx, MemoryFilter())).items == []
 
 
@@ -71,9 +68,7 @@ async def test_list_pages_and_filters(engram, tenant):
     ctx, _ = tenant
     for i in range(7):
         kind = MemoryType.preference if i % 2 else MemoryType.fact
-        await engram.memories.write(
-            ctx, NewMemory(content=f"memory {i}", type=kind, tags=["t"] if i < 3 else [])
-        )
+        await engram.writes.write(ctx, NewMemory(content=f"memory {i}", type=kind, tags=["t"] if i < 3 else []))
     seen, cursor = [], None
     while True:
         page = await engram.memories.list(ctx, MemoryFilter(), limit=3, cursor=cursor)
@@ -92,27 +87,19 @@ async def test_list_pages_and_filters(engram, tenant):
 
 async def test_update_reembeds_and_keeps_previous_content(engram, tenant):
     ctx, _ = tenant
-    memory = (await engram.memories.write(ctx, NewMemory(content="The user lives in Paris"))).memory
-    updated = await engram.memories.update(
-        ctx, memory.id, MemoryPatch(content="用户住在柏林", importance=0.9)
-    )
-    assert (
-        updated.content == "用户住在柏林"
-        and updated.language == "zh"
-        and updated.importance == pytest.approx(0.9)
-    )
+    memory = (await engram.writes.write(ctx, NewMemory(content="The user lives in Paris"))).memory
+    updated = await engram.memories.update(ctx, memory.id, MemoryPatch(content="用户住在柏林", importance=0.9))
+    assert updated.content == "用户住在柏林" and updated.language == "zh" and updated.importance == pytest.approx(0.9)
     hits = (await engram.search.search(ctx, SearchRequest(query="柏林"))).hits
     assert hits and hits[0].memory.id == memory.id and hits[0].channels.keyword > 0
     events = await engram.memories.history(ctx, memory.id)
-    assert (
-        events[-1].event == "updated" and events[-1].details["previous_content"] == "The user lives in Paris"
-    )
+    assert events[-1].event == "updated" and events[-1].details["previous_content"] == "The user lives in Paris"
 
 
 async def test_update_to_an_existing_content_is_a_conflict(engram, tenant):
     ctx, _ = tenant
-    await engram.memories.write(ctx, NewMemory(content="alpha"))
-    beta = (await engram.memories.write(ctx, NewMemory(content="beta"))).memory
+    await engram.writes.write(ctx, NewMemory(content="alpha"))
+    beta = (await engram.writes.write(ctx, NewMemory(content="beta"))).memory
     with pytest.raises(Conflict):
         await engram.memories.update(ctx, beta.id, MemoryPatch(content="Alpha"))
     assert (await engram.memories.get(ctx, beta.id)).content == "beta"
@@ -122,7 +109,7 @@ async def test_update_to_an_existing_content_is_a_conflict(engram, tenant):
 
 async def test_forget_restore_purge(engram, tenant):
     ctx, _ = tenant
-    memory = (await engram.memories.write(ctx, NewMemory(content="my locker code is 4711"))).memory
+    memory = (await engram.writes.write(ctx, NewMemory(content="my locker code is 4711"))).memory
     with pytest.raises(Conflict, match="forget it before purging"):
         await engram.memories.purge(ctx, memory.id)
     forgotten = await engram.memories.forget(ctx, memory.id, reason="user asked")
@@ -142,9 +129,9 @@ async def test_forget_restore_purge(engram, tenant):
 
 async def test_restore_that_would_duplicate_is_refused(engram, tenant):
     ctx, _ = tenant
-    old = (await engram.memories.write(ctx, NewMemory(content="same words"))).memory
+    old = (await engram.writes.write(ctx, NewMemory(content="same words"))).memory
     await engram.memories.forget(ctx, old.id)
-    await engram.memories.write(ctx, NewMemory(content="same words"))
+    await engram.writes.write(ctx, NewMemory(content="same words"))
     with pytest.raises(Conflict, match="duplicate"):
         await engram.memories.restore(ctx, old.id)
 

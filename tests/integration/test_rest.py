@@ -26,9 +26,7 @@ async def test_health_readiness_and_openapi(service):
 async def test_write_search_get_forget_restore_purge(api):
     client, name, _ = api
     base = f"/t/{name}/v1"
-    created = await client.post(
-        f"{base}/memories", json={"content": "用户偏好顺丰快递", "type": "preference"}
-    )
+    created = await client.post(f"{base}/memories", json={"content": "用户偏好顺丰快递", "type": "preference"})
     assert created.status_code == 201
     memory = created.json()["memory"]
     duplicate = await client.post(f"{base}/memories", json={"content": "用户偏好顺丰快递"})
@@ -39,7 +37,7 @@ async def test_write_search_get_forget_restore_purge(api):
     assert body["hits"][0]["memory"]["id"] == memory["id"]
     assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule"}
 
-    assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 1
+    assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 3  # 2 writes, 1 hit
     forgotten = await client.post(f"{base}/memories/{memory['id']}/forget", json={"reason": "asked"})
     assert forgotten.json()["status"] == "forgotten"
     listed = await client.get(f"{base}/memories", params={"status": "forgotten"})
@@ -50,7 +48,7 @@ async def test_write_search_get_forget_restore_purge(api):
     assert (await client.delete(f"{base}/memories/{memory['id']}")).status_code == 204
     assert (await client.get(f"{base}/memories/{memory['id']}")).status_code == 404
     history = (await client.get(f"{base}/memories/{memory['id']}/history")).json()
-    assert [e["event"] for e in history] == ["written", "forgotten", "restored", "forgotten", "purged"]
+    assert [e["event"] for e in history] == ["written", "touched", "forgotten", "restored", "forgotten", "purged"]
 
 
 async def test_batch_write_maps_external_ids(api):
@@ -64,12 +62,8 @@ async def test_batch_write_maps_external_ids(api):
 async def test_patch_updates_and_reembeds(api):
     client, name, _ = api
     base = f"/t/{name}/v1"
-    memory = (await client.post(f"{base}/memories", json={"content": "favourite colour is blue"})).json()[
-        "memory"
-    ]
-    patched = await client.patch(
-        f"{base}/memories/{memory['id']}", json={"content": "favourite colour is green"}
-    )
+    memory = (await client.post(f"{base}/memories", json={"content": "favourite colour is blue"})).json()["memory"]
+    patched = await client.patch(f"{base}/memories/{memory['id']}", json={"content": "favourite colour is green"})
     assert patched.status_code == 200 and patched.json()["content"] == "favourite colour is green"
     hits = (await client.post(f"{base}/search", json={"query": "green"})).json()["hits"]
     assert hits[0]["memory"]["id"] == memory["id"]
@@ -104,9 +98,7 @@ async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):
     async with httpx.AsyncClient(base_url=service.url) as anonymous:
         assert (await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"})).status_code == 401
         bad = {"Authorization": f"Bearer ek.{name}.wrong"}
-        assert (
-            await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"}, headers=bad)
-        ).status_code == 401
+        assert (await anonymous.post(f"/t/{name}/v1/search", json={"query": "x"}, headers=bad)).status_code == 401
         cross = {"Authorization": f"Bearer {other_key}"}
         response = await anonymous.post(f"/t/{name}/v1/memories", json={"content": "leak"}, headers=cross)
         assert response.status_code == 403

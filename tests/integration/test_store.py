@@ -9,9 +9,7 @@ from engram.store.migrate import load_migrations, migrate_schema
 async def test_migrations_are_recorded_and_idempotent(engram, tenant):
     ctx, _ = tenant
     async with engram.pool.acquire() as conn:
-        versions = [
-            r["version"] for r in await conn.fetch(f"SELECT version FROM {ctx.schema}.schema_migrations")
-        ]
+        versions = [r["version"] for r in await conn.fetch(f"SELECT version FROM {ctx.schema}.schema_migrations")]
         assert versions == [m.version for m in load_migrations("tenant")]
         assert await migrate_schema(conn, ctx.schema, "tenant", ctx.embedding_dim) == []
 

@@ -28,9 +28,7 @@ def sql_strings():
             if id(node) in parts:
                 continue
             if isinstance(node, ast.JoinedStr):
-                text = "".join(
-                    part.value if isinstance(part, ast.Constant) else "{x}" for part in node.values
-                )
+                text = "".join(part.value if isinstance(part, ast.Constant) else "{x}" for part in node.values)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value
             else:
@@ -38,7 +36,7 @@ def sql_strings():
             if SQL_START.match(text):
                 yield f"{path.name}:{node.lineno}", text
     for path in SOURCE.rglob("*.sql"):
-        yield path.name, path.read_text()
+        yield path.name, re.sub(r"--[^\n]*", "", path.read_text())
 
 
 def unqualified(text: str) -> list[str]:
@@ -47,9 +45,7 @@ def unqualified(text: str) -> list[str]:
         name = match.group(1)
         if name.lower() in NOT_TABLES or name.startswith("("):
             continue
-        if match.group(0).upper().startswith("ON") and not re.match(
-            r"ON\s+[\w\"{}.]+\s*\(", text[match.start() :]
-        ):
+        if match.group(0).upper().startswith("ON") and not re.match(r"ON\s+[\w\"{}.]+\s*\(", text[match.start() :]):
             continue  # "ON" of a join condition or ON CONFLICT, not "CREATE INDEX ... ON table (...)"
         if "." not in name:
             found.append(name)

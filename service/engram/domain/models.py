@@ -54,6 +54,8 @@ class Memory(BaseModel):
     tags: list[str]
     metadata: dict[str, Any]
     embedding_model: str
+    forgotten_at: datetime | None = None
+    derived_from: list[UUID] = Field(default_factory=list, description="sources of a consolidated memory")
 
 
 class NewMemory(BaseModel):
@@ -89,13 +91,17 @@ class MemoryPatch(BaseModel):
 
 class WriteOutcome(StrEnum):
     created = "created"
-    duplicate = "duplicate"
+    duplicate = "duplicate"  # exact copy of an active memory: that memory was touched
+    touched = "touched"  # same fact in other words: the existing memory was touched
+    merged = "merged"  # added detail to an existing memory, which now holds both
+    superseded = "superseded"  # contradicts an older memory: stored, and the old one superseded
 
 
 class WriteResult(BaseModel):
     outcome: WriteOutcome
-    memory: Memory
+    memory: Memory = Field(description="the memory that now holds the fact")
     external_id: str | None = None
+    related: Memory | None = Field(None, description="for superseded: the older memory it replaced")
 
 
 class BatchWriteResult(BaseModel):

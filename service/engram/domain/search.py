@@ -7,7 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.domain.models import Memory, MemoryFilter
+from engram.domain.models import Layer, Memory, MemoryFilter
 
 
 class Channel(StrEnum):
@@ -77,6 +77,17 @@ class SearchResult(BaseModel):
     explanation: Explanation | None = None
 
 
+def prefer_layers(fused: list[FusedHit], layers: dict[UUID, Layer], weights: dict[Layer, float]) -> list[FusedHit]:
+    """Blend layers: each score times its layer's preference, best first again."""
+    adjusted = [
+        h.model_copy(update={"score": round(h.score * weights.get(layers[h.id], 1.0), 6)})
+        for h in fused
+        if h.id in layers
+    ]
+    adjusted.sort(key=lambda h: (-h.score, str(h.id)))
+    return adjusted
+
+
 def fuse(
     vector_similarity: dict[UUID, float],
     keyword: list[ChannelHit],
@@ -101,9 +112,7 @@ def fuse(
             keyword=keyword_norm.get(memory_id, 0.0),
             rule=rule_norm.get(memory_id, 0.0),
         )
-        value = (
-            weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule
-        ) / total
+        value = (weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule) / total
         fused.append(FusedHit(id=memory_id, score=round(value, 6), channels=scores))
     fused.sort(key=lambda h: (-h.score, str(h.id)))
     return fused

@@ -13,9 +13,7 @@ PREFIX = "litellm:"
 class LiteLLMEmbedder(Embedder):
     """``model_id`` is ``litellm:<litellm model name>``, e.g. ``litellm:openai/text-embedding-3-small``."""
 
-    def __init__(
-        self, model_id: str, api_base: str | None, api_key: str | None, timeout: float = 30.0
-    ) -> None:
+    def __init__(self, model_id: str, api_base: str | None, api_key: str | None, timeout: float = 30.0) -> None:
         super().__init__()
         self.model_id = model_id
         self._model = model_id.removeprefix(PREFIX)

@@ -92,9 +92,7 @@ def build_mcp(
     @server.tool(title="Write a memory", annotations=writes)
     async def write_memory(
         ctx: Context,
-        content: Annotated[
-            str, Field(min_length=1, description="one atomic fact, e.g. 'The user prefers tea'")
-        ],
+        content: Annotated[str, Field(min_length=1, description="one atomic fact, e.g. 'The user prefers tea'")],
         type: Annotated[MemoryType, Field(description="fact, preference, event or task")] = MemoryType.fact,
         layer: Annotated[
             Layer, Field(description="long_term, or session/task for short-lived memories")
@@ -124,7 +122,7 @@ def build_mcp(
                 task_id=task_id,
                 metadata=metadata or {},
             )
-            return await engram().memories.write(await tenant_of(ctx), item, actor="mcp")
+            return await engram().writes.write(await tenant_of(ctx), item, actor="mcp")
 
     @server.tool(title="Write several memories", annotations=writes)
     async def write_memories(
@@ -133,7 +131,7 @@ def build_mcp(
     ) -> BatchWriteResult:
         """Remember several memories in one transaction; results come back in the same order."""
         with tool_errors():
-            results = await engram().memories.write_batch(await tenant_of(ctx), items, actor="mcp")
+            results = await engram().writes.write_batch(await tenant_of(ctx), items, actor="mcp")
             return BatchWriteResult(results=results)
 
     @server.tool(title="Search memories", annotations=read_only)

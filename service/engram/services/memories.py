@@ -1,120 +1,26 @@
-"""Write, read, update, forget, restore and purge memories. One transaction per operation."""
+"""Read, update, forget, restore and purge memories. One transaction per operation."""
 
 from __future__ import annotations
 
 import base64
-from datetime import datetime
+from datetime import UTC, datetime
 from uuid import UUID
 
 import asyncpg
 
-from engram.domain.identifiers import extract_identifiers
-from engram.domain.models import (
-    HistoryEvent,
-    Layer,
-    Memory,
-    MemoryFilter,
-    MemoryPage,
-    MemoryPatch,
-    NewMemory,
-    Status,
-    WriteOutcome,
-    WriteResult,
-)
-from engram.domain.text import duplicate_key, guess_language
-from engram.domain.tokenize import document_tokens, to_tsvector_literal
-from engram.embedding import Embedder
+from engram.domain.models import HistoryEvent, Layer, Memory, MemoryFilter, MemoryPage, MemoryPatch, Status
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
-from engram.store.memories import MemoryRow
 from engram.store.schema import TenantContext
 
 
 class MemoryService:
-    def __init__(self, pool: asyncpg.Pool, embedder: Embedder, max_batch: int, max_chars: int) -> None:
+    """Reading and changing stored memories; writing new ones is services/writes.py."""
+
+    def __init__(self, pool: asyncpg.Pool, writes: WriteService) -> None:
         self._pool = pool
-        self._embedder = embedder
-        self._max_batch = max_batch
-        self._max_chars = max_chars
-
-    # -- write -----------------------------------------------------------------------------
-
-    async def write(self, ctx: TenantContext, item: NewMemory, actor: str | None = None) -> WriteResult:
-        return (await self.write_batch(ctx, [item], actor))[0]
-
-    async def write_batch(
-        self, ctx: TenantContext, items: list[NewMemory], actor: str | None = None
-    ) -> list[WriteResult]:
-        """Store memories in one transaction, in order; an exact duplicate returns the existing memory."""
-        if not items:
-            raise InvalidInput("nothing to write: give at least one memory")
-        if len(items) > self._max_batch:
-            raise InvalidInput(f"a batch holds at most {self._max_batch} memories, got {len(items)}")
-        contents = [self._clean_content(item.content) for item in items]
-        for item in items:
-            _check_scope(item.layer, item.session_id, item.task_id)
-        # Embed before taking a connection: CPU work must not hold a database session.
-        vectors = await self._embedder.embed_documents(contents)
-        rows = [self._row(ctx, *args) for args in zip(items, contents, vectors, strict=True)]
-        async with self._pool.acquire() as conn, conn.transaction():
-            inserted = await repo.insert_many(conn, ctx.schema, rows)
-            missing = [r.dedup_key for r in rows if r.dedup_key not in inserted]
-            existing = await repo.get_active_by_dedup_keys(conn, ctx.schema, missing) if missing else {}
-            results: list[WriteResult] = []
-            history: list[tuple] = []
-            for item, row in zip(items, rows, strict=True):
-                memory = inserted.pop(row.dedup_key, None)
-                if memory is not None:
-                    outcome = WriteOutcome.created
-                    history.append((memory.id, "written", actor, memory.content, _write_details(item)))
-                    existing[row.dedup_key] = memory  # a later copy in this batch is its duplicate
-                else:
-                    outcome = WriteOutcome.duplicate
-                    memory = existing.get(row.dedup_key)
-                    if memory is None:  # the duplicate was forgotten between the two statements
-                        raise Conflict("a concurrent change touched this memory; retry the write")
-                results.append(WriteResult(outcome=outcome, memory=memory, external_id=item.external_id))
-            await repo.add_history_many(conn, ctx.schema, history)
-        return results
-
-    def _row(self, ctx: TenantContext, item: NewMemory, content: str, vector) -> MemoryRow:
-        scope = (
-            item.session_id
-            if item.layer == Layer.session
-            else item.task_id
-            if item.layer == Layer.task
-            else None
-        )
-        return MemoryRow(
-            content=content,
-            type=item.type.value,
-            layer=item.layer.value,
-            source=item.source,
-            external_id=item.external_id,
-            importance=item.importance,
-            language=guess_language(content),
-            occurred_at=item.occurred_at,
-            session_id=item.session_id,
-            task_id=item.task_id,
-            tags=_clean_tags(item.tags),
-            metadata=item.metadata,
-            dedup_key=duplicate_key(content, item.layer.value, scope),
-            identifiers=extract_identifiers(content),
-            search_tokens=to_tsvector_literal(document_tokens(content)),
-            embedding=vector,
-            embedding_model=ctx.embedding_model,
-        )
-
-    def _clean_content(self, content: str) -> str:
-        content = content.strip()
-        if not content:
-            raise InvalidInput("content is empty")
-        if len(content) > self._max_chars:
-            raise InvalidInput(
-                f"content has {len(content)} characters, the limit is {self._max_chars}: "
-                "store one atomic fact per memory"
-            )
-        return content
+        self._writes = writes
 
     # -- read ------------------------------------------------------------------------------
 
@@ -125,9 +31,7 @@ class MemoryService:
             raise NotFound(f"memory {memory_id} not found")
         return memory
 
-    async def list(
-        self, ctx: TenantContext, f: MemoryFilter, limit: int = 50, cursor: str | None = None
-    ) -> MemoryPage:
+    async def list(self, ctx: TenantContext, f: MemoryFilter, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
         after = _decode_cursor(cursor) if cursor else None
@@ -145,9 +49,7 @@ class MemoryService:
 
     # -- change ----------------------------------------------------------------------------
 
-    async def update(
-        self, ctx: TenantContext, memory_id: UUID, patch: MemoryPatch, actor: str | None = None
-    ) -> Memory:
+    async def update(self, ctx: TenantContext, memory_id: UUID, patch: MemoryPatch, actor: str | None = None) -> Memory:
         """Change fields; new content is re-embedded and re-indexed, and may not duplicate another memory."""
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
@@ -158,38 +60,43 @@ class MemoryService:
         if "type" in changes:
             changes["type"] = changes["type"].value
         if "tags" in changes:
-            changes["tags"] = _clean_tags(changes["tags"])
+            changes["tags"] = clean_tags(changes["tags"])
         vector = None
         if "content" in changes:
-            changes["content"] = self._clean_content(changes["content"])
-            vector = (await self._embedder.embed_documents([changes["content"]]))[0]
+            changes["content"] = self._writes.clean_content(changes["content"])
+            vector = await self._writes.embed(changes["content"])
         async with self._pool.acquire() as conn, conn.transaction():
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
             if vector is not None:
-                content = changes["content"]
-                scope = {Layer.session: current.session_id, Layer.task: current.task_id}.get(current.layer)
-                changes |= {
-                    "language": guess_language(content),
-                    "dedup_key": duplicate_key(content, current.layer.value, scope),
-                    "identifiers": extract_identifiers(content),
-                    "search_tokens": to_tsvector_literal(document_tokens(content)),
-                    "embedding": vector,
-                    "embedding_model": ctx.embedding_model,
-                }
+                scope = scope_id(current.layer, current.session_id, current.task_id)
+                changes |= derived_columns(changes["content"], current.layer.value, scope, vector, ctx.embedding_model)
             try:
                 async with conn.transaction():
                     updated = await repo.update(conn, ctx.schema, memory_id, changes)
             except asyncpg.UniqueViolationError:
                 raise Conflict("another active memory already has this content") from None
-            details = {
-                k: v for k, v in patch.model_dump(mode="json", exclude_unset=True).items() if k != "content"
-            }
+            details = {k: v for k, v in patch.model_dump(mode="json", exclude_unset=True).items() if k != "content"}
             if "content" in changes:
                 details["previous_content"] = current.content
             await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
         return updated
+
+    async def close_scope(self, ctx: TenantContext, layer: Layer, scope: str, actor: str | None = None) -> list[Memory]:
+        """A session or task ended: its short-lived memories are forgotten (restorable)."""
+        if layer == Layer.long_term:
+            raise InvalidInput("only session and task layers are closed")
+        f = MemoryFilter(
+            layers=[layer],
+            session_id=scope if layer == Layer.session else None,
+            task_id=scope if layer == Layer.task else None,
+        )
+        closed = []
+        while page := (await self.list(ctx, f, limit=500)).items:
+            for memory in page:
+                closed.append(await self.forget(ctx, memory.id, actor, reason=f"{layer.value} {scope} closed"))
+        return closed
 
     async def forget(
         self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, reason: str | None = None
@@ -216,12 +123,13 @@ class MemoryService:
             if status == Status.forgotten and current.status == Status.forgotten:
                 return current
             if status == Status.active and current.status != Status.forgotten:
-                raise Conflict(
-                    f"memory {memory_id} is {current.status.value}; only forgotten memories are restored"
-                )
+                raise Conflict(f"memory {memory_id} is {current.status.value}; only forgotten memories are restored")
+            forgotten_at = datetime.now(UTC) if status == Status.forgotten else None
             try:
                 async with conn.transaction():
-                    updated = await repo.update(conn, ctx.schema, memory_id, {"status": status.value})
+                    updated = await repo.update(
+                        conn, ctx.schema, memory_id, {"status": status.value, "forgotten_at": forgotten_at}
+                    )
             except asyncpg.UniqueViolationError:
                 raise Conflict(
                     "an identical memory was written after this one was forgotten; restore would duplicate it"
@@ -242,24 +150,6 @@ class MemoryService:
             await repo.delete(conn, ctx.schema, memory_id)
             await repo.erase_history_content(conn, ctx.schema, memory_id)
             await repo.add_history(conn, ctx.schema, memory_id, "purged", None, actor)
-
-
-def _check_scope(layer: Layer, session_id: str | None, task_id: str | None) -> None:
-    if layer == Layer.session and not session_id:
-        raise InvalidInput("a session-layer memory needs a session_id")
-    if layer == Layer.task and not task_id:
-        raise InvalidInput("a task-layer memory needs a task_id")
-
-
-def _clean_tags(tags: list[str]) -> list[str]:
-    cleaned = [t.strip() for t in tags if t and t.strip()]
-    if any(len(t) > 100 for t in cleaned):
-        raise InvalidInput("a tag has at most 100 characters")
-    return list(dict.fromkeys(cleaned))
-
-
-def _write_details(item: NewMemory) -> dict:
-    return {k: v for k, v in {"source": item.source, "external_id": item.external_id}.items() if v}
 
 
 def _encode_cursor(memory: Memory) -> str:

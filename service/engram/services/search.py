@@ -12,6 +12,7 @@ import numpy as np
 from engram.cache import Cache
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
+from engram.domain.models import Layer
 from engram.domain.search import (
     Channel,
     ChannelHit,
@@ -21,6 +22,7 @@ from engram.domain.search import (
     SearchResult,
     Weights,
     fuse,
+    prefer_layers,
 )
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedder
@@ -35,7 +37,15 @@ _STATISTICS_SECONDS = 60.0
 
 
 class SearchService:
-    def __init__(self, pool: asyncpg.Pool, embedder: Embedder, cache: Cache, settings: RetrievalSettings):
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        embedder: Embedder,
+        cache: Cache,
+        settings: RetrievalSettings,
+        layer_weights: dict[Layer, float],
+    ):
+        self._layer_weights = layer_weights
         self._pool = pool
         self._embedder = embedder
         self._cache = cache
@@ -61,18 +71,18 @@ class SearchService:
 
         vector_hits, keyword_hits, rule_hits = await asyncio.gather(
             channel(repo.vector_candidates, embedding) if weights.vector > 0 else nothing(),
-            channel(repo.keyword_candidates, keyword)
-            if keyword.tsquery and weights.keyword > 0
-            else nothing(),
+            channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
             channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
         )
         candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
         async with self._pool.acquire() as conn:
             rows = await repo.hydrate(conn, ctx.schema, candidate_ids, embedding) if candidate_ids else {}
             similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-            fused = [
-                h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.id in rows and h.score > 0
-            ]
+            fused = prefer_layers(
+                [h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.score > 0],
+                {memory_id: memory.layer for memory_id, (memory, _) in rows.items()},
+                self._layer_weights,
+            )
             top = fused[:top_k]
             accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
         hits = []

@@ -87,9 +87,7 @@ class TenantService:
         for info in await self.list():
             context = await self.resolve(info.name)
             async with self._pool.acquire() as conn:
-                applied[info.name] = await migrate_schema(
-                    conn, context.schema, "tenant", context.embedding_dim
-                )
+                applied[info.name] = await migrate_schema(conn, context.schema, "tenant", context.embedding_dim)
         return applied
 
     async def resolve(self, name: str) -> TenantContext:

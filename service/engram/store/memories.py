@@ -20,7 +20,8 @@ from engram.store.filters import Params, where
 
 COLUMNS = """m.id, m.content, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
     m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.status,
-    m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model"""
+    m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model, m.forgotten_at,
+    m.derived_from"""
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class MemoryRow:
     search_tokens: str
     embedding: np.ndarray
     embedding_model: str
+    derived_from: tuple[UUID, ...] = ()
 
 
 def to_memory(record: asyncpg.Record) -> Memory:
@@ -59,18 +61,19 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
     records = await conn.fetch(
         f"""INSERT INTO {schema}.memories AS m
               (content, type, layer, source, external_id, importance, language, occurred_at, session_id,
-               task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model)
+               task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model,
+               access_count, last_accessed_at, derived_from)
             SELECT t.content, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
                    t.occurred_at, t.session_id, t.task_id,
                    ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
                    ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
-                   t.embedding, $17
+                   t.embedding, $17, 1, now(), t.derived_from::uuid[]
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
                         $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
-                        $14::text[], $15::text[], $16::vector[])
+                        $14::text[], $15::text[], $16::vector[], $18::text[])
                  WITH ORDINALITY AS t(content, type, layer, source, external_id, importance, language,
                                       occurred_at, session_id, task_id, tags, metadata, dedup_key,
-                                      identifiers, search_tokens, embedding, position)
+                                      identifiers, search_tokens, embedding, derived_from, position)
             ORDER BY t.position
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
             RETURNING {COLUMNS}, m.dedup_key""",
@@ -91,13 +94,60 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         [r.search_tokens for r in rows],
         [Vector(r.embedding) for r in rows],
         rows[0].embedding_model,
+        ["{" + ",".join(map(str, r.derived_from)) + "}" for r in rows],
     )
     return {r["dedup_key"]: to_memory(r) for r in records}
 
 
-async def get_active_by_dedup_keys(
-    conn: asyncpg.Connection, schema: str, keys: list[str]
-) -> dict[str, Memory]:
+async def lock_writes(conn: asyncpg.Connection, schema: str) -> None:
+    """Serialise the tenant's writers until the transaction ends, so two writers of the same fact
+    in other words cannot both miss each other (exact copies are also stopped by a unique index)."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{schema}.writes")
+
+
+async def nearest_active(
+    conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floor: float
+) -> list[list[tuple[Memory, float]]]:
+    """For each row, the most similar active memories of its layer (and session/task) at or above floor."""
+    async with conn.transaction():
+        await conn.execute("SET LOCAL enable_seqscan = off")  # see vector_candidates
+        records = await conn.fetch(
+            f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[])
+                     WITH ORDINALITY AS t(v, layer, session_id, task_id, position)
+                CROSS JOIN LATERAL (
+                    SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
+                    WHERE m.status = 'active' AND m.layer = t.layer
+                      AND (t.layer <> 'session' OR m.session_id = t.session_id)
+                      AND (t.layer <> 'task' OR m.task_id = t.task_id)
+                    ORDER BY m.embedding <=> t.v LIMIT $5) AS n
+                WHERE n.similarity >= $6""",
+            [Vector(r.embedding) for r in rows],
+            [r.layer for r in rows],
+            [r.session_id for r in rows],
+            [r.task_id for r in rows],
+            limit,
+            floor,
+        )
+    found: list[list[tuple[Memory, float]]] = [[] for _ in rows]
+    for r in records:
+        data = dict(r)
+        position, similarity = data.pop("position"), data.pop("similarity")
+        found[position - 1].append((Memory.model_validate(data), float(similarity)))
+    return found
+
+
+async def touch(conn: asyncpg.Connection, schema: str, memory_id: UUID, times: int = 1) -> Memory:
+    """Count a repeat of the fact as an access."""
+    record = await conn.fetchrow(
+        f"""UPDATE {schema}.memories m SET access_count = access_count + $2, last_accessed_at = now()
+            WHERE m.id = $1 RETURNING {COLUMNS}""",
+        memory_id,
+        times,
+    )
+    return to_memory(record)
+
+
+async def get_active_by_dedup_keys(conn: asyncpg.Connection, schema: str, keys: list[str]) -> dict[str, Memory]:
     records = await conn.fetch(
         f"""SELECT {COLUMNS}, m.dedup_key FROM {schema}.memories m
             WHERE m.dedup_key = ANY($1::text[]) AND m.status = 'active'""",
@@ -108,9 +158,7 @@ async def get_active_by_dedup_keys(
 
 async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: bool = False) -> Memory | None:
     suffix = " FOR UPDATE" if lock else ""
-    record = await conn.fetchrow(
-        f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = $1{suffix}", memory_id
-    )
+    record = await conn.fetchrow(f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = $1{suffix}", memory_id)
     return to_memory(record) if record else None
 
 
@@ -150,9 +198,7 @@ async def update(conn: asyncpg.Connection, schema: str, memory_id: UUID, changes
 
 
 async def delete(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None:
-    await conn.execute(
-        f"UPDATE {schema}.memories SET superseded_by = NULL WHERE superseded_by = $1", memory_id
-    )
+    await conn.execute(f"UPDATE {schema}.memories SET superseded_by = NULL WHERE superseded_by = $1", memory_id)
     await conn.execute(f"DELETE FROM {schema}.memories WHERE id = $1", memory_id)
 
 
@@ -318,9 +364,7 @@ async def hydrate(
     return {r["id"]: (to_memory(r), float(r["similarity"])) for r in records}
 
 
-async def record_access(
-    conn: asyncpg.Connection, schema: str, ids: list[UUID]
-) -> dict[UUID, tuple[int, datetime]]:
+async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> dict[UUID, tuple[int, datetime]]:
     async with conn.transaction():
         # Access statistics are advisory: not waiting for the WAL flush saves a disk sync per
         # search; a crash can lose the last fraction of a second of counts, never a memory.
@@ -335,3 +379,50 @@ async def record_access(
 
 def _hits(records: list[asyncpg.Record]) -> list[ChannelHit]:
     return [ChannelHit(id=r["id"], score=float(r["score"]), rank=i) for i, r in enumerate(records, start=1)]
+
+
+async def decay_inputs(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
+    """What the decay score needs, for every active long-term memory."""
+    return await conn.fetch(
+        f"""SELECT m.id, m.importance, m.access_count, m.created_at,
+                   coalesce(m.last_accessed_at, m.created_at) AS last_accessed_at
+            FROM {schema}.memories m WHERE m.status = 'active' AND m.layer = 'long_term'"""
+    )
+
+
+async def expired_scoped(
+    conn: asyncpg.Connection, schema: str, session_before: datetime, task_before: datetime
+) -> list[Memory]:
+    """Active session and task memories older than their layer's time to live."""
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS} FROM {schema}.memories m WHERE m.status = 'active'
+              AND ((m.layer = 'session' AND m.created_at < $1) OR (m.layer = 'task' AND m.created_at < $2))""",
+        session_before,
+        task_before,
+    )
+    return [to_memory(r) for r in records]
+
+
+async def purgeable(conn: asyncpg.Connection, schema: str, forgotten_before: datetime) -> list[UUID]:
+    records = await conn.fetch(
+        f"""SELECT m.id FROM {schema}.memories m
+            WHERE m.status = 'forgotten' AND m.forgotten_at < $1 ORDER BY m.forgotten_at""",
+        forgotten_before,
+    )
+    return [r["id"] for r in records]
+
+
+async def active_with_vectors(conn: asyncpg.Connection, schema: str, limit: int) -> list[tuple[Memory, np.ndarray]]:
+    """The most recently used active long-term memories, with their vectors."""
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS}, m.embedding FROM {schema}.memories m
+            WHERE m.status = 'active' AND m.layer = 'long_term'
+            ORDER BY coalesce(m.last_accessed_at, m.created_at) DESC LIMIT $1""",
+        limit,
+    )
+    out = []
+    for r in records:
+        data = dict(r)
+        vector = np.asarray(data.pop("embedding"), dtype=np.float32)
+        out.append((Memory.model_validate(data), vector))
+    return out

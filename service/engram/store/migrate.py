@@ -36,9 +36,7 @@ def load_migrations(kind: str) -> list[Migration]:
     return found
 
 
-async def migrate_schema(
-    conn: asyncpg.Connection, schema: str, kind: str, dim: int | None = None
-) -> list[int]:
+async def migrate_schema(conn: asyncpg.Connection, schema: str, kind: str, dim: int | None = None) -> list[int]:
     """Bring ``schema`` (a quoted identifier) up to date; return the versions applied now."""
     applied_now: list[int] = []
     async with conn.transaction():

@@ -41,7 +41,7 @@ class ForgetRequest(BaseModel):
 @router.post("/memories", status_code=status.HTTP_201_CREATED, responses={200: {"model": WriteResult}})
 async def write_memory(item: NewMemory, ctx: TenantDep, engram: EngramDep, response: Response) -> WriteResult:
     """Store one memory: 201 when created, 200 with the existing memory for an exact duplicate."""
-    result = await engram.memories.write(ctx, item, actor=ACTOR)
+    result = await engram.writes.write(ctx, item, actor=ACTOR)
     if result.outcome == WriteOutcome.duplicate:
         response.status_code = status.HTTP_200_OK
     return result
@@ -50,7 +50,7 @@ async def write_memory(item: NewMemory, ctx: TenantDep, engram: EngramDep, respo
 @router.post("/memories/batch")
 async def write_memories(body: BatchWrite, ctx: TenantDep, engram: EngramDep) -> BatchWriteResult:
     """Store several memories in one transaction; results in the same order, with your external_id."""
-    return BatchWriteResult(results=await engram.memories.write_batch(ctx, body.items, actor=ACTOR))
+    return BatchWriteResult(results=await engram.writes.write_batch(ctx, body.items, actor=ACTOR))
 
 
 @router.get("/memories")

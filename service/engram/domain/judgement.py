@@ -1,0 +1,51 @@
+"""What a judge decides: which facts of a conversation turn to keep, how two memories relate."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engram.domain.models import Layer, MemoryType
+
+
+class Turn(BaseModel):
+    """One conversation turn to remember from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str = Field(min_length=1, max_length=20_000, description="what the user said")
+    assistant: str | None = Field(None, max_length=20_000, description="the assistant's reply, for context")
+    session_id: str | None = Field(None, max_length=200)
+    task_id: str | None = Field(None, max_length=200)
+    occurred_at: datetime | None = None
+    source: str | None = Field(None, max_length=500)
+
+
+class Fact(BaseModel):
+    """One atomic fact the judge wants written."""
+
+    content: str = Field(min_length=1, max_length=2000)
+    type: MemoryType = MemoryType.fact
+    importance: float = Field(0.5, ge=0, le=1)
+    layer: Layer = Layer.long_term
+
+
+class TurnJudgement(BaseModel):
+    should_write: bool
+    facts: list[Fact] = Field(default_factory=list)
+    reason: str = ""
+
+
+class Relation(StrEnum):
+    same = "same"  # the same fact in other words: touch the existing memory
+    supplement = "supplement"  # adds detail to the existing memory: merge
+    conflict = "conflict"  # contradicts it: the new memory supersedes the old
+    different = "different"  # unrelated enough: store separately
+
+
+class MergeVerdict(BaseModel):
+    relation: Relation
+    merged_content: str | None = Field(None, description="for supplement: the one memory holding both")
+    reason: str = ""

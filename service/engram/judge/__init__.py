@@ -1,0 +1,10 @@
+"""Judges decide what to remember, how memories relate, and what may be forgotten.
+
+Rules (offline, zh and en) are the default; an LLM through litellm is the upgrade, and falls
+back to the rules whenever it fails.
+"""
+
+from engram.judge.base import Judge
+from engram.judge.factory import build_judge
+
+__all__ = ["Judge", "build_judge"]

@@ -1,0 +1,28 @@
+"""The judge port."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from engram.domain.judgement import MergeVerdict, Turn, TurnJudgement
+from engram.domain.models import Memory
+
+
+class Judge(ABC):
+    name: str
+
+    @abstractmethod
+    async def judge_turn(self, turn: Turn) -> TurnJudgement:
+        """Should anything of this turn be remembered, and as which atomic facts?"""
+
+    @abstractmethod
+    async def relate(self, new: str, existing: str, similarity: float) -> MergeVerdict:
+        """How a new statement relates to a similar stored memory."""
+
+    @abstractmethod
+    async def confirm_forget(self, memory: Memory, score: float) -> bool:
+        """Final say before a decayed memory is forgotten: True to forget."""
+
+    @abstractmethod
+    async def derive(self, memories: list[Memory]) -> str | None:
+        """A higher-level memory summarising related memories, or None."""

@@ -1,0 +1,217 @@
+"""The write pipeline: validate, embed, then under the tenant's write lock decide for each memory
+whether it is new, a repeat (touch), a detail (merge) or a change (supersede), and apply it."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+import numpy as np
+
+from engram.domain.dedup import Thresholds
+from engram.domain.identifiers import extract_identifiers
+from engram.domain.judgement import Relation
+from engram.domain.models import Layer, Memory, NewMemory, WriteOutcome, WriteResult
+from engram.domain.text import duplicate_key, guess_language
+from engram.domain.tokenize import document_tokens, to_tsvector_literal
+from engram.embedding import Embedder
+from engram.errors import Conflict, InvalidInput
+from engram.judge import Judge
+from engram.services import dedup
+from engram.store import memories as repo
+from engram.store.memories import MemoryRow
+from engram.store.schema import TenantContext
+
+NEIGHBOURS = 3
+
+
+def derived_columns(content: str, layer: str, scope: str | None, vector: np.ndarray, model: str) -> dict[str, Any]:
+    """Everything stored alongside a content, recomputed whenever the content changes."""
+    return {
+        "language": guess_language(content),
+        "dedup_key": duplicate_key(content, layer, scope),
+        "identifiers": extract_identifiers(content),
+        "search_tokens": to_tsvector_literal(document_tokens(content)),
+        "embedding": vector,
+        "embedding_model": model,
+    }
+
+
+def scope_id(layer: Layer, session_id: str | None, task_id: str | None) -> str | None:
+    return {Layer.session: session_id, Layer.task: task_id}.get(layer)
+
+
+class WriteService:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        embedder: Embedder,
+        judge: Judge,
+        thresholds: Thresholds,
+        max_batch: int,
+        max_chars: int,
+    ) -> None:
+        self._pool = pool
+        self._embedder = embedder
+        self._judge = judge
+        self.thresholds = thresholds
+        self._max_batch = max_batch
+        self._max_chars = max_chars
+
+    async def write(self, ctx: TenantContext, item: NewMemory, actor: str | None = None) -> WriteResult:
+        return (await self.write_batch(ctx, [item], actor))[0]
+
+    async def write_batch(
+        self,
+        ctx: TenantContext,
+        items: list[NewMemory],
+        actor: str | None = None,
+        derived_from: list[UUID] | None = None,
+    ) -> list[WriteResult]:
+        """Store memories in one transaction, in order; results say what happened to each."""
+        if not items:
+            raise InvalidInput("nothing to write: give at least one memory")
+        if len(items) > self._max_batch:
+            raise InvalidInput(f"a batch holds at most {self._max_batch} memories, got {len(items)}")
+        contents = [self.clean_content(item.content) for item in items]
+        for item in items:
+            _check_scope(item.layer, item.session_id, item.task_id)
+        # Embed before taking a connection: CPU work must not hold a database session.
+        vectors = await self._embedder.embed_documents(contents)
+        rows = [
+            self._row(ctx, item, content, vector, tuple(derived_from or ()))
+            for item, content, vector in zip(items, contents, vectors, strict=True)
+        ]
+        async with self._pool.acquire() as conn, conn.transaction():
+            await repo.lock_writes(conn, ctx.schema)
+            exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
+            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, self.thresholds.judge)
+            decisions = await dedup.plan(rows, exact, near, self.thresholds, self._judge)
+            return await self._apply(conn, ctx, items, rows, decisions, actor)
+
+    async def _apply(
+        self,
+        conn: asyncpg.Connection,
+        ctx: TenantContext,
+        items: list[NewMemory],
+        rows: list[MemoryRow],
+        decisions: list[dedup.Decision],
+        actor: str | None,
+    ) -> list[WriteResult]:
+        inserting = [i for i, d in enumerate(decisions) if d.relation in (Relation.different, Relation.conflict)]
+        inserted = await repo.insert_many(conn, ctx.schema, [rows[i] for i in inserting]) if inserting else {}
+        if len(inserted) != len(inserting):  # only possible if the unique index saw a writer we did not
+            raise Conflict("a concurrent write stored the same memory; retry")
+        created = {i: inserted[rows[i].dedup_key] for i in inserting}
+        history: list[tuple] = [
+            (m.id, "written", actor, m.content, _write_details(items[i])) for i, m in created.items()
+        ]
+        results: list[WriteResult] = []
+        for i, (item, row, decision) in enumerate(zip(items, rows, decisions, strict=True)):
+            details = {"similarity": round(decision.similarity, 4), "content": row.content}
+            if decision.verdict is not None:
+                details["reason"] = decision.verdict.reason
+            target = None
+            if decision.target is not None:
+                target = decision.target.memory or created[decision.target.batch_index]
+                target = await repo.get(conn, ctx.schema, target.id)  # as it is now, after earlier rows
+            if decision.relation == Relation.different:
+                result = WriteResult(outcome=WriteOutcome.created, memory=created[i], external_id=item.external_id)
+            elif decision.relation == Relation.conflict:
+                new = created[i]
+                old = await repo.update(conn, ctx.schema, target.id, {"status": "superseded", "superseded_by": new.id})
+                history.append((old.id, "superseded", actor, old.content, {**details, "superseded_by": str(new.id)}))
+                result = WriteResult(
+                    outcome=WriteOutcome.superseded, memory=new, related=old, external_id=item.external_id
+                )
+            elif decision.relation == Relation.supplement:
+                merged = await self._merge(conn, ctx, target, decision.verdict.merged_content or row.content, row)
+                history.append(
+                    (merged.id, "merged", actor, merged.content, {**details, "previous_content": target.content})
+                )
+                result = WriteResult(outcome=WriteOutcome.merged, memory=merged, external_id=item.external_id)
+            else:
+                touched = await repo.touch(conn, ctx.schema, target.id)
+                history.append((touched.id, "touched", actor, touched.content, details))
+                outcome = WriteOutcome.duplicate if decision.exact else WriteOutcome.touched
+                result = WriteResult(outcome=outcome, memory=touched, external_id=item.external_id)
+            results.append(result)
+        await repo.add_history_many(conn, ctx.schema, history)
+        return results
+
+    async def _merge(
+        self, conn: asyncpg.Connection, ctx: TenantContext, target: Memory, content: str, row: MemoryRow
+    ) -> Memory:
+        """Put the merged content into the existing memory; a repeat of the fact counts as an access."""
+        content = self.clean_content(content)
+        vector = row.embedding if content == row.content else (await self._embedder.embed_documents([content]))[0]
+        scope = scope_id(target.layer, target.session_id, target.task_id)
+        changes = {
+            "content": content,
+            **derived_columns(content, target.layer.value, scope, vector, ctx.embedding_model),
+        }
+        try:
+            async with conn.transaction():
+                await repo.update(conn, ctx.schema, target.id, changes)
+        except asyncpg.UniqueViolationError:
+            pass  # the merged text already exists as another memory: count the repeat only
+        return await repo.touch(conn, ctx.schema, target.id)
+
+    def _row(
+        self, ctx: TenantContext, item: NewMemory, content: str, vector: np.ndarray, derived_from: tuple[UUID, ...]
+    ) -> MemoryRow:
+        columns = derived_columns(
+            content,
+            item.layer.value,
+            scope_id(item.layer, item.session_id, item.task_id),
+            vector,
+            ctx.embedding_model,
+        )
+        return MemoryRow(
+            content=content,
+            type=item.type.value,
+            layer=item.layer.value,
+            source=item.source,
+            external_id=item.external_id,
+            importance=item.importance,
+            occurred_at=item.occurred_at,
+            session_id=item.session_id,
+            task_id=item.task_id,
+            tags=clean_tags(item.tags),
+            metadata=item.metadata,
+            derived_from=derived_from,
+            **columns,
+        )
+
+    def clean_content(self, content: str) -> str:
+        content = content.strip()
+        if not content:
+            raise InvalidInput("content is empty")
+        if len(content) > self._max_chars:
+            raise InvalidInput(
+                f"content has {len(content)} characters, the limit is {self._max_chars}: "
+                "store one atomic fact per memory"
+            )
+        return content
+
+    async def embed(self, content: str) -> np.ndarray:
+        return (await self._embedder.embed_documents([content]))[0]
+
+
+def _check_scope(layer: Layer, session_id: str | None, task_id: str | None) -> None:
+    if layer == Layer.session and not session_id:
+        raise InvalidInput("a session-layer memory needs a session_id")
+    if layer == Layer.task and not task_id:
+        raise InvalidInput("a task-layer memory needs a task_id")
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    cleaned = [t.strip() for t in tags if t and t.strip()]
+    if any(len(t) > 100 for t in cleaned):
+        raise InvalidInput("a tag has at most 100 characters")
+    return list(dict.fromkeys(cleaned))
+
+
+def _write_details(item: NewMemory) -> dict:
+    return {k: v for k, v in {"source": item.source, "external_id": item.external_id}.items() if v}
