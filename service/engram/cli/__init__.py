@@ -1,0 +1,13 @@
+"""The ``engram`` command line. Bad input exits with code 2 and a message on stderr."""
+
+import sys
+
+from engram.cli import admin, memories, servers  # noqa: F401 - registering the commands
+from engram.cli.common import app
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,120 @@
+"""Database, tenants and calibration."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engram.cli.common import (
+    app,
+    command,
+    db_app,
+    fail,
+    tenant_app,
+    with_engram,
+)
+from engram.embedding import build_embedder
+from engram.runtime import bootstrap_database, database_url, embedded_postgres, engram_session
+from engram.services import calibration
+from engram.settings import Settings
+
+DEFAULT_PAIRS = Path("tests/data/dedup_pairs.jsonl")
+
+# -- database and tenants ----------------------------------------------------------------------
+
+
+@app.command()
+@command
+def migrate() -> None:
+    """Create or upgrade the control schema and every tenant schema; label an unlabelled database."""
+    settings = Settings()
+
+    async def run() -> None:
+        with database_url(settings) as dsn:
+            applied = await bootstrap_database(dsn, settings.environment)
+            async with engram_session(settings, dsn, check=False) as engram:
+                applied |= await engram.tenants.migrate_all()
+        for schema, versions in applied.items():
+            typer.echo(f"{schema}: {'applied ' + ', '.join(map(str, versions)) if versions else 'up to date'}")
+
+    asyncio.run(run())
+
+
+@tenant_app.command("create")
+@command
+def tenant_create(name: str) -> None:
+    """Create a tenant and print its API key (shown once)."""
+    settings = Settings()
+    context, key = with_engram(settings, lambda e: e.tenants.create(name))
+    typer.echo(f"tenant:  {context.name}\nschema:  {context.schema}\napi key: {key}")
+    typer.echo(f"mcp url: {settings.base_url()}/t/{context.name}/mcp")
+
+
+@tenant_app.command("list")
+@command
+def tenant_list() -> None:
+    """List tenants."""
+    for info in with_engram(Settings(), lambda e: e.tenants.list()):
+        typer.echo(f"{info.name}\t{info.schema}\t{info.created_at:%Y-%m-%d %H:%M}")
+
+
+@tenant_app.command("rotate-key")
+@command
+def tenant_rotate_key(name: str) -> None:
+    """Revoke every key of a tenant and print a new one."""
+    typer.echo(with_engram(Settings(), lambda e: e.tenants.rotate_key(name)))
+
+
+@db_app.command("start")
+@command
+def db_start() -> None:
+    """Start the embedded PostgreSQL (initialised on first use) and print its URL."""
+    typer.echo(embedded_postgres(Settings()).start())
+
+
+@db_app.command("stop")
+@command
+def db_stop() -> None:
+    embedded_postgres(Settings()).stop()
+
+
+@db_app.command("url")
+@command
+def db_url() -> None:
+    """Print the URL of the running embedded PostgreSQL."""
+    server = embedded_postgres(Settings())
+    if not server.is_running():
+        raise fail("the embedded PostgreSQL is not running: engram db start", 2)
+    typer.echo(server.dsn())
+
+
+@app.command()
+@command
+def calibrate(
+    pairs: Annotated[Path, typer.Option(help="labelled pairs, JSON lines")] = DEFAULT_PAIRS,
+    write: Annotated[bool, typer.Option(help="store the thresholds as this model's defaults")] = False,
+) -> None:
+    """Choose near-duplicate thresholds for the configured embedding model and report the merge decision's
+    precision and recall on a labelled pair set."""
+    if not pairs.exists():
+        raise fail(f"no pair file at {pairs}", 2)
+    settings = Settings()
+
+    async def run() -> None:
+        embedder = build_embedder(settings)
+        try:
+            labelled = calibration.load_pairs(pairs)
+            sims = await calibration.similarities(embedder, labelled)
+            thresholds = calibration.choose(labelled, sims)
+            typer.echo(f"model: {embedder.model_id}")
+            for line in calibration.evaluate(labelled, sims, thresholds).lines():
+                typer.echo(line)
+            if write:
+                typer.echo(f"written to {calibration.save_thresholds(embedder.model_id, thresholds)}")
+        finally:
+            embedder.close()
+
+    asyncio.run(run())

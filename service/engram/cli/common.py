@@ -1,0 +1,58 @@
+"""Shared pieces of the command line: the Typer apps, error mapping, output."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from engram.errors import ConfigurationError, EngramError
+from engram.runtime import Engram, database_url, engram_session
+from engram.settings import Settings
+
+app = typer.Typer(help="engram: long-term memory for LLM agents", no_args_is_help=True, add_completion=False)
+tenant_app = typer.Typer(help="create, list and re-key tenants", no_args_is_help=True)
+db_app = typer.Typer(help="the embedded PostgreSQL used when ENGRAM_DATABASE_URL is unset", no_args_is_help=True)
+app.add_typer(tenant_app, name="tenant")
+app.add_typer(db_app, name="db")
+
+DEFAULT_TENANT = "default"
+T = TypeVar("T")
+TenantOpt = Annotated[str, typer.Option("--tenant", "-t", help="tenant name")]
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code)
+
+
+def command(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Map expected errors to exit codes: 2 for bad input or state, 1 for deployment problems."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigurationError as exc:
+            raise fail(str(exc), 1) from None
+        except EngramError as exc:
+            raise fail(str(exc), 2) from None
+
+    return wrapper
+
+
+def with_engram(settings: Settings, work: Callable[[Engram], Awaitable[T]]) -> T:
+    async def run() -> T:
+        with database_url(settings) as dsn:
+            async with engram_session(settings, dsn) as engram:
+                return await work(engram)
+
+    return asyncio.run(run())
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))

@@ -1,0 +1,101 @@
+"""Servers: the HTTP service, the one-command dev run, MCP over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from engram.cli.common import (
+    DEFAULT_TENANT,
+    TenantOpt,
+    app,
+    command,
+)
+from engram.runtime import bootstrap_database, database_url, engram_session
+from engram.settings import Settings
+
+# -- servers -----------------------------------------------------------------------------------
+
+
+@app.command()
+@command
+def mcp(tenant: TenantOpt) -> None:
+    """Serve one tenant's MCP tools over stdio (for desktop agents)."""
+    from engram.mcp.tools import build_mcp
+
+    settings = Settings()
+
+    async def run() -> None:
+        with database_url(settings) as dsn:
+            async with engram_session(settings, dsn) as engram:
+                context = await engram.tenants.resolve(tenant)
+
+                async def fixed_tenant():
+                    return context
+
+                await build_mcp(lambda: engram, fixed_tenant).run_stdio_async()
+
+    asyncio.run(run())
+
+
+@app.command()
+@command
+def serve() -> None:
+    """Serve REST and MCP over HTTP on ENGRAM_HOST:ENGRAM_PORT."""
+    settings = Settings()
+    with database_url(settings) as dsn:
+        _serve(settings, dsn)
+
+
+@app.command()
+@command
+def dev() -> None:
+    """One-command local run: embedded PostgreSQL, migrations, a default tenant, the service on :8080."""
+    settings = Settings()
+    with database_url(settings) as dsn:
+        asyncio.run(bootstrap_database(dsn, settings.environment))
+        key = _default_tenant_key(settings, dsn)
+        base = settings.base_url()
+        typer.secho("\nengram is starting", bold=True)
+        typer.echo(f"  MCP URL (streamable HTTP): {base}/t/{DEFAULT_TENANT}/mcp")
+        typer.echo(f"  MCP URL (SSE):             {base}/t/{DEFAULT_TENANT}/sse")
+        typer.echo(f"  REST API:                  {base}/t/{DEFAULT_TENANT}/v1  (docs: {base}/docs)")
+        typer.echo(f"  API key:                   {key}")
+        typer.echo(f"  header:                    Authorization: Bearer {key}\n")
+        _serve(settings, dsn)
+
+
+def _default_tenant_key(settings: Settings, dsn: str) -> str:
+    """The default tenant's key, kept in the state directory (mode 600) so every run can print it."""
+    key_file: Path = settings.state_dir / f"{DEFAULT_TENANT}-tenant.key"
+    known = key_file.read_text().strip() if key_file.exists() else None
+
+    async def ensure() -> str | None:
+        async with engram_session(settings, dsn) as engram:
+            if DEFAULT_TENANT not in {t.name for t in await engram.tenants.list()}:
+                return (await engram.tenants.create(DEFAULT_TENANT))[1]
+            return None if known else await engram.tenants.rotate_key(DEFAULT_TENANT)
+
+    key = asyncio.run(ensure())
+    if key is None:
+        assert known is not None
+        return known
+    key_file.write_text(key)
+    os.chmod(key_file, 0o600)
+    return key
+
+
+def _serve(settings: Settings, dsn: str) -> None:
+    import uvicorn
+
+    from engram.api.app import create_app
+
+    # uvicorn re-raises the signal that stopped it once it has shut down; turn SIGTERM into an
+    # exit that unwinds the stack, so the embedded PostgreSQL started for this run is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    uvicorn.run(create_app(settings, dsn), host=settings.host, port=settings.port, log_level="info")
