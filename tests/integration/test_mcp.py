@@ -23,6 +23,8 @@ TOOLS = {
     "list_memories",
     "update_memory",
     "memory_history",
+    "remember",
+    "close_scope",
 }
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from engram import __version__
+from engram import __version__, scheduler
 from engram.api.errors import install_error_handlers
-from engram.api.routes import health, memories
+from engram.api.routes import health, lifecycle, memories
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.runtime import Engram, open_engram
@@ -29,11 +30,21 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
+        lifecycle = settings.lifecycle
+        jobs = (
+            asyncio.create_task(scheduler.run_forever(engram, lifecycle.scheduler_interval_seconds))
+            if lifecycle.scheduler_enabled
+            else None
+        )
         try:
             # A mounted app's lifespan never runs: the MCP session manager is run from here.
             async with mcp_server.session_manager.run():
                 yield
         finally:
+            if jobs is not None:
+                jobs.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await jobs
             await engram.close()
 
     app = FastAPI(
@@ -46,6 +57,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(lifecycle.router)
     # Registered last: the mount swallows every other path under /t/{tenant}.
     app.mount("/t/{tenant}", mcp_app)
     return app

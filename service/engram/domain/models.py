@@ -108,6 +108,10 @@ class BatchWriteResult(BaseModel):
     results: list[WriteResult] = Field(description="one per item, in the order given")
 
 
+class Closed(BaseModel):
+    closed: list[Memory] = Field(description="the memories forgotten because their session or task ended")
+
+
 class MemoryFilter(BaseModel):
     """Filters shared by search and list."""
 

@@ -15,8 +15,10 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
+from engram.domain.judgement import Turn
 from engram.domain.models import (
     BatchWriteResult,
+    Closed,
     HistoryEvent,
     Layer,
     Memory,
@@ -31,6 +33,7 @@ from engram.domain.models import (
 from engram.domain.search import SearchRequest, SearchResult
 from engram.errors import EngramError
 from engram.runtime import Engram
+from engram.services.ingest import RememberResult
 from engram.store.schema import TenantContext
 
 TENANT_SCOPE_KEY = "engram.tenant"
@@ -237,5 +240,33 @@ def build_mcp(
         """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
         with tool_errors():
             return History(events=await engram().memories.history(await tenant_of(ctx), memory_id))
+
+    @server.tool(title="Remember from a conversation turn", annotations=writes)
+    async def remember(
+        ctx: Context,
+        user: Annotated[str, Field(min_length=1, description="what the user said in this turn")],
+        assistant: Annotated[str | None, Field(description="your reply, for context")] = None,
+        session_id: Annotated[str | None, Field(description="the conversation's id")] = None,
+        task_id: Annotated[str | None, Field(description="the task's id, if any")] = None,
+    ) -> RememberResult:
+        """Let engram decide what is worth remembering from a turn: greetings, questions, passing
+        states and "don't remember this" are skipped; each durable fact is stored once (repeats
+        are counted, changes supersede the old memory)."""
+        with tool_errors():
+            turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, source="mcp")
+            return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
+
+    @server.tool(title="Close a session or task", annotations=changes_content)
+    async def close_scope(
+        ctx: Context,
+        session_id: Annotated[str | None, Field(description="the session that ended")] = None,
+        task_id: Annotated[str | None, Field(description="the task that ended")] = None,
+    ) -> Closed:
+        """Forget the short-lived memories of a finished session or task (restorable)."""
+        with tool_errors():
+            if (session_id is None) == (task_id is None):
+                raise ToolError("give exactly one of session_id and task_id")
+            layer, scope = (Layer.session, session_id) if session_id else (Layer.task, task_id)
+            return Closed(closed=await engram().memories.close_scope(await tenant_of(ctx), layer, scope, actor="mcp"))
 
     return server

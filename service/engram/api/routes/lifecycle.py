@@ -1,0 +1,53 @@
+"""REST: remembering from conversation, closing sessions and tasks, forgetting and consolidation."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from engram.api.deps import EngramDep, TenantDep
+from engram.domain.judgement import Turn
+from engram.domain.models import Closed, Layer
+from engram.services.consolidation import ConsolidationReport
+from engram.services.forgetting import ForgetReport
+from engram.services.ingest import RememberResult
+
+router = APIRouter(prefix="/t/{tenant}/v1", tags=["lifecycle"])
+ACTOR = "rest"
+ScopeId = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+@router.post("/remember")
+async def remember(turn: Turn, ctx: TenantDep, engram: EngramDep) -> RememberResult:
+    """Give one conversation turn; the judge decides which atomic facts to keep, and each is written
+    through the same dedup pipeline as a direct write."""
+    return await engram.ingest.remember(ctx, turn, actor=ACTOR)
+
+
+@router.post("/sessions/{session_id}/close")
+async def close_session(session_id: ScopeId, ctx: TenantDep, engram: EngramDep) -> Closed:
+    """The session ended: its session-layer memories are forgotten (restorable)."""
+    return Closed(closed=await engram.memories.close_scope(ctx, Layer.session, session_id, actor=ACTOR))
+
+
+@router.post("/tasks/{task_id}/close")
+async def close_task(task_id: ScopeId, ctx: TenantDep, engram: EngramDep) -> Closed:
+    """The task ended: its task-layer memories are forgotten (restorable)."""
+    return Closed(closed=await engram.memories.close_scope(ctx, Layer.task, task_id, actor=ACTOR))
+
+
+@router.post("/forgetting/run")
+async def run_forgetting(
+    ctx: TenantDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
+) -> ForgetReport:
+    """The scheduled forgetting job, now. With dry_run: the current candidates and their decay scores."""
+    return await engram.forgetting.run(ctx, dry_run=dry_run)
+
+
+@router.post("/consolidation/run")
+async def run_consolidation(
+    ctx: TenantDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
+) -> ConsolidationReport:
+    """The scheduled consolidation job, now."""
+    return await engram.consolidation.run(ctx, dry_run=dry_run)
