@@ -24,6 +24,8 @@ class RetrievalSettings(BaseModel):
     default_top_k: int = Field(5, ge=1)
     max_top_k: int = Field(50, ge=1)
     hnsw_ef_search: int = Field(64, ge=10, le=1000)
+    # Hits below this fused score are not returned: an agent's context is better empty than noisy.
+    min_score: float = Field(0.15, ge=0, le=1)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:

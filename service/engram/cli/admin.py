@@ -108,9 +108,9 @@ def calibrate(
         try:
             labelled = calibration.load_pairs(pairs)
             sims = await calibration.similarities(embedder, labelled)
-            thresholds = calibration.choose(labelled, sims)
+            thresholds = await calibration.choose(labelled, sims)
             typer.echo(f"model: {embedder.model_id}")
-            for line in calibration.evaluate(labelled, sims, thresholds).lines():
+            for line in (await calibration.evaluate(labelled, sims, thresholds)).lines():
                 typer.echo(line)
             if write:
                 typer.echo(f"written to {calibration.save_thresholds(embedder.model_id, thresholds)}")

@@ -20,7 +20,8 @@ from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
 from engram.domain.lifecycle import numbers_of
 from engram.embedding import Embedder
-from engram.judge.rules import relate_by_rules
+from engram.judge.rules import RuleJudge
+from engram.services.dedup import relate
 
 MERGING = {Relation.same, Relation.supplement}
 RELATED = {Relation.same, Relation.supplement, Relation.conflict}
@@ -72,15 +73,12 @@ async def similarities(embedder: Embedder, pairs: list[Pair]) -> list[float]:
     return [float(np.dot(x, y)) for x, y in zip(a, b, strict=True)]
 
 
-def decide(pair: Pair, similarity: float, thresholds: Thresholds) -> Relation:
-    """The write path's decision with the rules judge (see services/dedup.py)."""
-    if similarity < thresholds.judge:
-        return Relation.different
-    return relate_by_rules(pair.new, pair.existing, similarity, thresholds.touch).relation
-
-
-def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds) -> Report:
-    decided = [decide(p, s, thresholds) for p, s in zip(pairs, sims, strict=True)]
+async def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds) -> Report:
+    """The write path's decision (services/dedup.py) with the rules judge, against the labels."""
+    judge = RuleJudge(thresholds.touch)
+    decided = [
+        (await relate(p.new, p.existing, s, thresholds, judge)).relation for p, s in zip(pairs, sims, strict=True)
+    ]
     merged = [d in MERGING for d in decided]
     should = [p.label in MERGING for p in pairs]
     true_pos = sum(m and s for m, s in zip(merged, should, strict=True))
@@ -99,13 +97,13 @@ def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds) -> Re
     )
 
 
-def choose(pairs: list[Pair], sims: list[float]) -> Thresholds:
+async def choose(pairs: list[Pair], sims: list[float]) -> Thresholds:
     related = sorted(s for p, s in zip(pairs, sims, strict=True) if p.label in RELATED)
     judge = round(max(0.3, related[int(0.1 * len(related))] if related else 0.5) - 0.005, 2)
     best: tuple[float, float] | None = None  # (f1, touch)
     for step in range(int(judge * 100), 100):
         touch = step / 100
-        report = evaluate(pairs, sims, Thresholds(touch=touch, judge=judge))
+        report = await evaluate(pairs, sims, Thresholds(touch=touch, judge=judge))
         if report.precision < 0.95:
             continue
         f1 = 2 * report.precision * report.recall / max(1e-9, report.precision + report.recall)

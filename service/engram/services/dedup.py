@@ -12,7 +12,7 @@ from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lifecycle import may_be_same_fact
 from engram.domain.models import Memory
 from engram.judge import Judge
-from engram.judge.rules import relate_by_rules
+from engram.judge.rules import announces_change, relate_by_rules
 from engram.store.memories import MemoryRow
 
 
@@ -33,9 +33,20 @@ class Decision:
     verdict: MergeVerdict | None = None
 
 
+# A statement announcing a change ("I switched to tea") shares few words with what it replaces
+# ("I like coffee"): it is judged against memories this much below the judge threshold too.
+CHANGE_MARGIN = 0.1
+
+
+def floor(thresholds: Thresholds) -> float:
+    """The lowest similarity at which a stored memory is looked at."""
+    return max(0.0, thresholds.judge - CHANGE_MARGIN)
+
+
 async def relate(new: str, existing: str, similarity: float, thresholds: Thresholds, judge: Judge) -> MergeVerdict:
     """The merge decision for one pair, as the write path, consolidation and calibration make it."""
-    if similarity < thresholds.judge or not may_be_same_fact(new, existing):
+    in_view = similarity >= thresholds.judge or (similarity >= floor(thresholds) and announces_change(new))
+    if not in_view or not may_be_same_fact(new, existing):
         return MergeVerdict(relation=Relation.different, reason="not similar enough, or numbers differ")
     if similarity >= thresholds.touch:
         # Near-identical wording: the rules catch a reversal or negation; otherwise the same fact.
@@ -56,7 +67,7 @@ async def plan(
         if row.dedup_key in exact:
             decisions.append(Decision(Relation.same, Target(memory=exact[row.dedup_key]), exact=True))
             continue
-        earlier = _earlier_rows(rows, decisions, i, thresholds.judge)
+        earlier = _earlier_rows(rows, decisions, i, floor(thresholds))
         if earlier is not None and earlier[1] >= 1.0 - 1e-6 and rows[earlier[0]].dedup_key == row.dedup_key:
             decisions.append(Decision(Relation.same, Target(batch_index=earlier[0]), exact=True))
             continue

@@ -83,7 +83,7 @@ class SearchService:
                 {memory_id: memory.layer for memory_id, (memory, _) in rows.items()},
                 self._layer_weights,
             )
-            top = fused[:top_k]
+            top = [h for h in fused if h.score >= s.min_score][:top_k]
             accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
         hits = []
         for h in top:

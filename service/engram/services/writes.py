@@ -86,7 +86,7 @@ class WriteService:
         async with self._pool.acquire() as conn, conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
-            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, self.thresholds.judge)
+            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, dedup.floor(self.thresholds))
             decisions = await dedup.plan(rows, exact, near, self.thresholds, self._judge)
             return await self._apply(conn, ctx, items, rows, decisions, actor)
 

@@ -423,6 +423,6 @@ async def active_with_vectors(conn: asyncpg.Connection, schema: str, limit: int)
     out = []
     for r in records:
         data = dict(r)
-        vector = np.asarray(data.pop("embedding"), dtype=np.float32)
+        vector = data.pop("embedding").to_numpy().astype(np.float32)
         out.append((Memory.model_validate(data), vector))
     return out
