@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ import asyncpg
 
 from engram.cache import Cache, build_cache
 from engram.domain.dedup import Thresholds
-from engram.embedding import Embedder, build_embedder
+from engram.embedding import Embedders, build_embedder
 from engram.errors import ConfigurationError
 from engram.judge import Judge, build_judge
 from engram.services.calibration import shipped_thresholds
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 class Engram:
     settings: Settings
     pool: asyncpg.Pool
-    embedder: Embedder
+    embedders: Embedders
     cache: Cache
     tenants: TenantService
     writes: WriteService
@@ -48,7 +49,7 @@ class Engram:
     async def close(self) -> None:
         await self.pool.close()
         await self.cache.close()
-        self.embedder.close()
+        self.embedders.close()
 
 
 def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
@@ -113,19 +114,20 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         await pool.close()
         embedder.close()
         raise
-    thresholds = thresholds_for(settings, embedder.model_id)
-    judge = build_judge(settings, thresholds.touch)
-    writes = WriteService(pool, embedder, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
+    embedders = Embedders(settings, embedder)
+    thresholds = functools.cache(functools.partial(thresholds_for, settings))
+    judge = build_judge(settings, thresholds(embedder.model_id).touch)
+    writes = WriteService(pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
     memories = MemoryService(pool, writes)
     return Engram(
         settings=settings,
         pool=pool,
-        embedder=embedder,
+        embedders=embedders,
         cache=cache,
         tenants=tenants,
         writes=writes,
         memories=memories,
-        search=SearchService(pool, embedder, cache, settings.retrieval, settings.lifecycle.layer_weights),
+        search=SearchService(pool, embedders, cache, settings.retrieval, settings.lifecycle.layer_weights),
         judge=judge,
         ingest=IngestService(writes, judge),
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),

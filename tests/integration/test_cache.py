@@ -32,7 +32,7 @@ async def test_search_works_through_redis_and_through_an_outage(engram, tenant, 
     try:
         for cache in (shared, dead):
             service = SearchService(
-                engram.pool, engram.embedder, cache, engram.settings.retrieval, engram.settings.lifecycle.layer_weights
+                engram.pool, engram.embedders, cache, engram.settings.retrieval, engram.settings.lifecycle.layer_weights
             )
             for _ in range(2):
                 result = await service.search(ctx, SearchRequest(query="what is the dog's name"))

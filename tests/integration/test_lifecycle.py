@@ -5,10 +5,11 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from engram import scheduler
-from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Turn
 from engram.domain.models import Layer, MemoryFilter, NewMemory, Status, WriteOutcome
 from engram.domain.search import SearchRequest
+from engram.runtime import engram_session
+from engram.settings import LifecycleSettings
 
 
 async def memories_of(engram, ctx, *statuses: Status):
@@ -163,16 +164,16 @@ async def test_search_blends_layers_with_a_preference(engram, tenant):
     assert [h.memory.layer for h in (await engram.search.search(ctx, session_only)).hits] == [Layer.session]
 
 
-async def test_consolidation_merges_redundancy_left_by_loose_writes(engram, tenant):
+async def test_consolidation_merges_redundancy_left_by_loose_writes(engram, tenant, settings, bootstrapped):
     ctx, _ = tenant
-    strict = engram.writes.thresholds
-    engram.writes.thresholds = Thresholds(touch=0.999, judge=0.999)  # let near-duplicates in
-    try:
-        a = (await engram.writes.write(ctx, NewMemory(content="I like coffee"))).memory
-        b = (await engram.writes.write(ctx, NewMemory(content="I really like coffee"))).memory
-        await engram.writes.write(ctx, NewMemory(content="My flight is CA981"))
-    finally:
-        engram.writes.thresholds = strict
+    # A service with near-duplicate detection all but off lets the redundancy in.
+    loose = settings.model_copy(
+        update={"lifecycle": LifecycleSettings(touch_threshold=0.999, judge_threshold=0.999, scheduler_enabled=False)}
+    )
+    async with engram_session(loose, bootstrapped) as careless:
+        a = (await careless.writes.write(ctx, NewMemory(content="I like coffee"))).memory
+        b = (await careless.writes.write(ctx, NewMemory(content="I really like coffee"))).memory
+        await careless.writes.write(ctx, NewMemory(content="My flight is CA981"))
     preview = await engram.consolidation.run(ctx, dry_run=True)
     assert len(preview.merged) == 1 and len(await memories_of(engram, ctx)) == 3
     report = await engram.consolidation.run(ctx)

@@ -2,5 +2,6 @@
 
 from engram.embedding.base import Embedder
 from engram.embedding.factory import build_embedder
+from engram.embedding.registry import Embedders
 
-__all__ = ["Embedder", "build_embedder"]
+__all__ = ["Embedder", "Embedders", "build_embedder"]

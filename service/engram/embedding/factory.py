@@ -11,8 +11,9 @@ from engram.settings import Settings
 BUNDLED = {cls.model_id: cls for cls in (UniversalSentenceEncoder, E5Small)}
 
 
-def build_embedder(settings: Settings) -> Embedder:
-    model = settings.embedding_model
+def build_embedder(settings: Settings, model_id: str | None = None) -> Embedder:
+    """The embedder of ``model_id`` (default: the configured model)."""
+    model = model_id or settings.embedding_model
     if model in BUNDLED:
         return BUNDLED[model]()
     if model.startswith(PREFIX):

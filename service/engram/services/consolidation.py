@@ -3,6 +3,7 @@ from clusters of related ones (linked to their sources, which stay)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from uuid import UUID
 
 import asyncpg
@@ -41,33 +42,38 @@ class ConsolidationReport(BaseModel):
 
 
 class ConsolidationService:
-    def __init__(self, pool: asyncpg.Pool, writes: WriteService, judge: Judge, thresholds: Thresholds) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, writes: WriteService, judge: Judge, thresholds_for: Callable[[str], Thresholds]
+    ) -> None:
         self._pool = pool
         self._writes = writes
         self._judge = judge
-        self._thresholds = thresholds
+        self._thresholds_for = thresholds_for
 
     async def run(self, ctx: TenantContext, dry_run: bool = False) -> ConsolidationReport:
         async with self._pool.acquire() as conn:
             rows = await repo.active_with_vectors(conn, ctx.schema, MAX_MEMORIES)
         memories = [m for m, _ in rows]
         sims = _similarities(np.stack([v for _, v in rows])) if rows else np.zeros((0, 0))
-        merged = await self._redundant_pairs(memories, sims)
+        thresholds = self._thresholds_for(ctx.embedding_model)
+        merged = await self._redundant_pairs(memories, sims, thresholds)
         if not dry_run:
             for pair in merged:
                 await self._merge(ctx, pair)
         gone = {p.superseded for p in merged}
-        derived = await self._derive(ctx, memories, sims, gone, dry_run)
+        derived = await self._derive(ctx, memories, sims, thresholds.judge, gone, dry_run)
         return ConsolidationReport(dry_run=dry_run, merged=merged, derived=derived)
 
-    async def _redundant_pairs(self, memories: list[Memory], sims: np.ndarray) -> list[MergedPair]:
+    async def _redundant_pairs(
+        self, memories: list[Memory], sims: np.ndarray, thresholds: Thresholds
+    ) -> list[MergedPair]:
         """Pairs the write path would have merged ("same"), each memory in at most one pair."""
         pairs, used = [], set()
-        for i, j in zip(*np.nonzero(np.triu(sims >= self._thresholds.touch, k=1)), strict=True):
+        for i, j in zip(*np.nonzero(np.triu(sims >= thresholds.touch, k=1)), strict=True):
             a, b = memories[i], memories[j]
             if a.id in used or b.id in used:
                 continue
-            verdict = await relate(b.content, a.content, float(sims[i, j]), self._thresholds, self._judge)
+            verdict = await relate(b.content, a.content, float(sims[i, j]), thresholds, self._judge)
             if verdict.relation == Relation.same:
                 kept, other = (a, b) if (a.access_count, b.created_at) >= (b.access_count, a.created_at) else (b, a)
                 pairs.append(MergedPair(kept=kept.id, superseded=other.id, similarity=round(float(sims[i, j]), 4)))
@@ -95,11 +101,17 @@ class ConsolidationService:
             )
 
     async def _derive(
-        self, ctx: TenantContext, memories: list[Memory], sims: np.ndarray, gone: set[UUID], dry_run: bool
+        self,
+        ctx: TenantContext,
+        memories: list[Memory],
+        sims: np.ndarray,
+        floor: float,
+        gone: set[UUID],
+        dry_run: bool,
     ) -> list[Derived]:
         covered = {frozenset(m.derived_from) for m in memories if m.derived_from}
         derived = []
-        for cluster in _clusters(sims, self._thresholds.judge):
+        for cluster in _clusters(sims, floor):
             members = [memories[i] for i in cluster if memories[i].id not in gone and not memories[i].derived_from]
             ids = frozenset(m.id for m in members)
             if len(members) not in CLUSTER_SIZES or any(ids <= c for c in covered):

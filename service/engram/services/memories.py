@@ -64,7 +64,7 @@ class MemoryService:
         vector = None
         if "content" in changes:
             changes["content"] = self._writes.clean_content(changes["content"])
-            vector = await self._writes.embed(changes["content"])
+            vector = await self._writes.embed(ctx, changes["content"])
         async with self._pool.acquire() as conn, conn.transaction():
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:

@@ -25,7 +25,7 @@ from engram.domain.search import (
     prefer_layers,
 )
 from engram.domain.tokenize import query_tokens
-from engram.embedding import Embedder
+from engram.embedding import Embedders
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
@@ -40,14 +40,14 @@ class SearchService:
     def __init__(
         self,
         pool: asyncpg.Pool,
-        embedder: Embedder,
+        embedders: Embedders,
         cache: Cache,
         settings: RetrievalSettings,
         layer_weights: dict[Layer, float],
     ):
         self._layer_weights = layer_weights
         self._pool = pool
-        self._embedder = embedder
+        self._embedders = embedders
         self._cache = cache
         self._settings = settings
         self._statistics: dict[str, tuple[float, TokenStatistics | None]] = {}
@@ -58,7 +58,7 @@ class SearchService:
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
         identifiers = extract_identifiers(request.query)
         embedding, keyword = await asyncio.gather(
-            self._query_embedding(request.query), self._keyword_query(ctx, query_tokens(request.query))
+            self._query_embedding(ctx, request.query), self._keyword_query(ctx, query_tokens(request.query))
         )
         limit = max(s.candidates, top_k)
 
@@ -129,12 +129,13 @@ class SearchService:
         self._statistics[ctx.schema] = (time.monotonic() + _STATISTICS_SECONDS, stats)
         return stats
 
-    async def _query_embedding(self, query: str) -> np.ndarray:
+    async def _query_embedding(self, ctx: TenantContext, query: str) -> np.ndarray:
+        embedder = self._embedders.get(ctx.embedding_model)
         digest = hashlib.sha256(query.encode()).hexdigest()
-        key = f"engram:qemb:{self._embedder.model_id}:{digest}"
+        key = f"engram:qemb:{embedder.model_id}:{digest}"
         cached = await self._cache.get(key)
         if cached is not None:
             return np.frombuffer(cached, dtype=np.float32)
-        vector = await self._embedder.embed_query(query)
+        vector = await embedder.embed_query(query)
         await self._cache.set(key, vector.astype(np.float32).tobytes())
         return vector

@@ -3,6 +3,7 @@ whether it is new, a repeat (touch), a detail (merge) or a change (supersede), a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +16,7 @@ from engram.domain.judgement import Relation
 from engram.domain.models import Layer, Memory, NewMemory, WriteOutcome, WriteResult
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
-from engram.embedding import Embedder
+from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
 from engram.judge import Judge
 from engram.services import dedup
@@ -46,16 +47,16 @@ class WriteService:
     def __init__(
         self,
         pool: asyncpg.Pool,
-        embedder: Embedder,
+        embedders: Embedders,
         judge: Judge,
-        thresholds: Thresholds,
+        thresholds_for: Callable[[str], Thresholds],
         max_batch: int,
         max_chars: int,
     ) -> None:
         self._pool = pool
-        self._embedder = embedder
+        self._embedders = embedders
         self._judge = judge
-        self.thresholds = thresholds
+        self._thresholds_for = thresholds_for
         self._max_batch = max_batch
         self._max_chars = max_chars
 
@@ -78,7 +79,7 @@ class WriteService:
         for item in items:
             _check_scope(item.layer, item.session_id, item.task_id)
         # Embed before taking a connection: CPU work must not hold a database session.
-        vectors = await self._embedder.embed_documents(contents)
+        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
         rows = [
             self._row(ctx, item, content, vector, tuple(derived_from or ()))
             for item, content, vector in zip(items, contents, vectors, strict=True)
@@ -86,8 +87,9 @@ class WriteService:
         async with self._pool.acquire() as conn, conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
-            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, dedup.floor(self.thresholds))
-            decisions = await dedup.plan(rows, exact, near, self.thresholds, self._judge)
+            thresholds = self._thresholds_for(ctx.embedding_model)
+            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, dedup.floor(thresholds))
+            decisions = await dedup.plan(rows, exact, near, thresholds, self._judge)
             return await self._apply(conn, ctx, items, rows, decisions, actor)
 
     async def _apply(
@@ -145,7 +147,7 @@ class WriteService:
     ) -> Memory:
         """Put the merged content into the existing memory; a repeat of the fact counts as an access."""
         content = self.clean_content(content)
-        vector = row.embedding if content == row.content else (await self._embedder.embed_documents([content]))[0]
+        vector = row.embedding if content == row.content else await self.embed(ctx, content)
         scope = scope_id(target.layer, target.session_id, target.task_id)
         changes = {
             "content": content,
@@ -195,8 +197,8 @@ class WriteService:
             )
         return content
 
-    async def embed(self, content: str) -> np.ndarray:
-        return (await self._embedder.embed_documents([content]))[0]
+    async def embed(self, ctx: TenantContext, content: str) -> np.ndarray:
+        return (await self._embedders.get(ctx.embedding_model).embed_documents([content]))[0]
 
 
 def _check_scope(layer: Layer, session_id: str | None, task_id: str | None) -> None:
