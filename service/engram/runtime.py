@@ -20,6 +20,7 @@ from engram.services.consolidation import ConsolidationService
 from engram.services.forgetting import ForgettingService
 from engram.services.ingest import IngestService
 from engram.services.memories import MemoryService
+from engram.services.reindex import ReindexService
 from engram.services.search import SearchService
 from engram.services.tenants import TenantService
 from engram.services.writes import WriteService
@@ -45,6 +46,7 @@ class Engram:
     ingest: IngestService
     forgetting: ForgettingService
     consolidation: ConsolidationService
+    reindex: ReindexService
 
     async def close(self) -> None:
         await self.pool.close()
@@ -132,6 +134,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         ingest=IngestService(writes, judge),
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
+        reindex=ReindexService(pool, embedders),
     )
 
 

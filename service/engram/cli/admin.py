@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from engram.cli.common import (
+    TenantOpt,
     app,
     command,
     db_app,
     fail,
+    print_json,
     tenant_app,
     with_engram,
 )
 from engram.embedding import build_embedder
-from engram.runtime import bootstrap_database, database_url, embedded_postgres, engram_session
+from engram.runtime import Engram, bootstrap_database, database_url, embedded_postgres, engram_session
 from engram.services import calibration
 from engram.settings import Settings
 
@@ -118,3 +120,19 @@ def calibrate(
             embedder.close()
 
     asyncio.run(run())
+
+
+@app.command()
+@command
+def reindex(
+    tenant: TenantOpt,
+    model: Annotated[str, typer.Option(help="the embedding model to move to")],
+) -> None:
+    """Re-embed every memory of a tenant with another model, online; search keeps working.
+
+    Afterwards, run the service with ENGRAM_EMBEDDING_MODEL set to the new model."""
+
+    async def run(engram: Engram) -> Any:
+        return await engram.reindex.run(await engram.tenants.resolve(tenant), model)
+
+    print_json(with_engram(Settings(), run).model_dump(mode="json"))

@@ -70,13 +70,17 @@ class SearchService:
             return []
 
         vector_hits, keyword_hits, rule_hits = await asyncio.gather(
-            channel(repo.vector_candidates, embedding) if weights.vector > 0 else nothing(),
+            channel(repo.vector_candidates, embedding, ctx.embedding_model) if weights.vector > 0 else nothing(),
             channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
             channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
         )
         candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
         async with self._pool.acquire() as conn:
-            rows = await repo.hydrate(conn, ctx.schema, candidate_ids, embedding) if candidate_ids else {}
+            rows = (
+                await repo.hydrate(conn, ctx.schema, candidate_ids, embedding, ctx.embedding_model)
+                if candidate_ids
+                else {}
+            )
             similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
             fused = prefer_layers(
                 [h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.score > 0],

@@ -18,6 +18,8 @@ from engram.store.schema import TenantContext, schema_name, validate_tenant_name
 KEY_PREFIX = "ek"
 # A valid key is remembered this long per process: rotation takes effect within this time everywhere.
 _AUTH_CACHE_SECONDS = 5.0
+# A tenant's context (its embedding model) is re-read this often: `engram reindex` may change it.
+_CONTEXT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class TenantService:
         self._model = embedding_model
         self._dim = embedding_dim
         self._only = only
-        self._contexts: dict[str, TenantContext] = {}
+        self._contexts: dict[str, tuple[float, TenantContext]] = {}
         self._valid_keys: dict[str, float] = {}
 
     async def create(self, name: str) -> tuple[TenantContext, str]:
@@ -64,7 +66,7 @@ class TenantService:
             await migrate_schema(conn, context.schema, "tenant", self._dim)
             await tenant_meta.write_meta(conn, context.schema, name, self._model, self._dim)
             await tenant_meta.add_key(conn, context.schema, hash_key(key))
-        self._contexts[name] = context
+        self._contexts[name] = (time.monotonic() + _CONTEXT_SECONDS, context)
         return context, key
 
     async def list(self) -> list[TenantInfo]:
@@ -93,8 +95,8 @@ class TenantService:
     async def resolve(self, name: str) -> TenantContext:
         """The tenant's context; a missing tenant is an error, never a fallback."""
         cached = self._contexts.get(name)
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
         validate_tenant_name(name)
         if self._only is not None and name != self._only:
             raise NotFound(f"tenant {name!r} is not served here")
@@ -103,14 +105,17 @@ class TenantService:
             meta = await tenant_meta.read_meta(conn, schema)
         if meta is None:
             raise NotFound(f"tenant {name!r} not found")
-        if meta["embedding_model"] != self._model or meta["embedding_dim"] != self._dim:
+        # Checked when the process first meets the tenant; a model changed later by `engram reindex`
+        # is followed (the new model is loaded on demand), since that change is deliberate.
+        known = self._contexts.get(name)
+        if known is None and (meta["embedding_model"] != self._model or meta["embedding_dim"] != self._dim):
             raise ConfigurationError(
                 f"tenant {name!r} holds vectors of {meta['embedding_model']} ({meta['embedding_dim']} dims) "
                 f"but this service is configured with {self._model} ({self._dim} dims); set "
                 f"ENGRAM_EMBEDDING_MODEL={meta['embedding_model']} or re-embed the tenant"
             )
         context = TenantContext(name, schema, meta["embedding_model"], meta["embedding_dim"])
-        self._contexts[name] = context
+        self._contexts[name] = (time.monotonic() + _CONTEXT_SECONDS, context)
         return context
 
     async def check_all(self) -> None:

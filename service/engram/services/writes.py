@@ -84,6 +84,14 @@ class WriteService:
             self._row(ctx, item, content, vector, tuple(derived_from or ()))
             for item, content, vector in zip(items, contents, vectors, strict=True)
         ]
+        try:
+            return await self._store(ctx, items, rows, actor)
+        except asyncpg.DataError as exc:  # vectors of a model the tenant left a moment ago
+            raise Conflict(f"the tenant's embedding model just changed, retry the write ({exc})") from None
+
+    async def _store(
+        self, ctx: TenantContext, items: list[NewMemory], rows: list[MemoryRow], actor: str | None
+    ) -> list[WriteResult]:
         async with self._pool.acquire() as conn, conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])

@@ -116,7 +116,7 @@ async def nearest_active(
                      WITH ORDINALITY AS t(v, layer, session_id, task_id, position)
                 CROSS JOIN LATERAL (
                     SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
-                    WHERE m.status = 'active' AND m.layer = t.layer
+                    WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.layer = t.layer
                       AND (t.layer <> 'session' OR m.session_id = t.session_id)
                       AND (t.layer <> 'task' OR m.task_id = t.task_id)
                     ORDER BY m.embedding <=> t.v LIMIT $5) AS n
@@ -127,6 +127,7 @@ async def nearest_active(
             [r.task_id for r in rows],
             limit,
             floor,
+            rows[0].embedding_model,
         )
     found: list[list[tuple[Memory, float]]] = [[] for _ in rows]
     for r in records:
@@ -257,17 +258,24 @@ async def history(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> lis
 # -- search channels -------------------------------------------------------------------------
 
 
+def _model_is(schema: str, placeholder: str) -> str:
+    """True while the tenant's vectors are still of the query's model: after `engram reindex` swaps
+    models, a process that has not noticed yet gets no vector rows instead of a dimension error."""
+    return f"(SELECT x.embedding_model FROM {schema}.meta x) = {placeholder}"
+
+
 async def vector_candidates(
-    conn: asyncpg.Connection, schema: str, embedding: np.ndarray, f: MemoryFilter, limit: int
+    conn: asyncpg.Connection, schema: str, embedding: np.ndarray, model: str, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
-    params = Params(embedding)
+    params = Params(embedding, model)
     async with conn.transaction():
         # Vectors live out of line (TOAST), which the planner does not price: it would pick a
         # sequential scan (~100 ms at 10k memories) over the HNSW index (~1 ms).
         await conn.execute("SET LOCAL enable_seqscan = off")
         records = await conn.fetch(
             f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
-                WHERE {where(f, params)} ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
+                WHERE {_model_is(schema, "$2")} AND {where(f, params)}
+                ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
             *params.values,
         )
     return _hits(records)
@@ -352,14 +360,16 @@ async def rule_candidates(
 
 
 async def hydrate(
-    conn: asyncpg.Connection, schema: str, ids: list[UUID], embedding: np.ndarray
+    conn: asyncpg.Connection, schema: str, ids: list[UUID], embedding: np.ndarray, model: str
 ) -> dict[UUID, tuple[Memory, float]]:
     """Full rows of the candidates, each with its exact cosine similarity to the query."""
     records = await conn.fetch(
-        f"""SELECT {COLUMNS}, 1 - (m.embedding <=> $2) AS similarity FROM {schema}.memories m
-            WHERE m.id = ANY($1::uuid[])""",
+        f"""SELECT {COLUMNS}, CASE WHEN {_model_is(schema, "$3")} THEN 1 - (m.embedding <=> $2) ELSE 0 END
+                   AS similarity
+            FROM {schema}.memories m WHERE m.id = ANY($1::uuid[])""",
         ids,
         embedding,
+        model,
     )
     return {r["id"]: (to_memory(r), float(r["similarity"])) for r in records}
 
@@ -370,8 +380,10 @@ async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) 
         # search; a crash can lose the last fraction of a second of counts, never a memory.
         await conn.execute("SET LOCAL synchronous_commit = off")
         records = await conn.fetch(
-            f"""UPDATE {schema}.memories SET access_count = access_count + 1, last_accessed_at = now()
-                WHERE id = ANY($1::uuid[]) RETURNING id, access_count, last_accessed_at""",
+            # Rows are locked in id order, as every multi-row update here does: no deadlocks.
+            f"""UPDATE {schema}.memories m SET access_count = m.access_count + 1, last_accessed_at = now()
+                FROM (SELECT x.id FROM {schema}.memories x WHERE x.id = ANY($1::uuid[]) ORDER BY x.id FOR UPDATE) s
+                WHERE m.id = s.id RETURNING m.id, m.access_count, m.last_accessed_at""",
             ids,
         )
     return {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in records}

@@ -1,0 +1,53 @@
+"""`engram reindex`: move a tenant to another embedding model while it is being searched."""
+
+from __future__ import annotations
+
+import asyncpg
+from pydantic import BaseModel
+
+from engram.embedding import Embedders
+from engram.errors import InvalidInput
+from engram.store import reindex as repo
+from engram.store.schema import TenantContext
+
+BATCH = 256
+
+
+class ReindexReport(BaseModel):
+    tenant: str
+    from_model: str
+    to_model: str
+    dimension: int
+    embedded: int
+
+
+class ReindexService:
+    def __init__(self, pool: asyncpg.Pool, embedders: Embedders) -> None:
+        self._pool = pool
+        self._embedders = embedders
+
+    async def run(self, ctx: TenantContext, model: str) -> ReindexReport:
+        if model == ctx.embedding_model:
+            raise InvalidInput(f"tenant {ctx.name!r} already uses {model}")
+        embedder = self._embedders.get(model)
+        embedded = 0
+        async with self._pool.acquire() as conn:
+            await repo.begin(conn, ctx.schema, embedder.dim)
+            # Background fill: searches keep using the old column meanwhile.
+            while batch := await repo.pending(conn, ctx.schema, BATCH):
+                embedded += await self._fill(conn, ctx, batch, model)
+            await repo.build_index(conn, ctx.schema)
+            async with conn.transaction():
+                await repo.lock_writers(conn, ctx.schema)
+                # Rows written or edited since the fill: few, embedded while writers wait.
+                while batch := await repo.pending(conn, ctx.schema, BATCH):
+                    embedded += await self._fill(conn, ctx, batch, model)
+                await repo.swap(conn, ctx.schema, model, embedder.dim)
+        return ReindexReport(
+            tenant=ctx.name, from_model=ctx.embedding_model, to_model=model, dimension=embedder.dim, embedded=embedded
+        )
+
+    async def _fill(self, conn: asyncpg.Connection, ctx: TenantContext, batch: list, model: str) -> int:
+        vectors = await self._embedders.get(model).embed_documents([content for _, content in batch])
+        await repo.fill(conn, ctx.schema, [memory_id for memory_id, _ in batch], vectors, model)
+        return len(batch)
