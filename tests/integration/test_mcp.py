@@ -56,6 +56,9 @@ async def round_trip(client: Client) -> None:
     hits = found.structured_content["hits"]
     assert hits[0]["memory"]["id"] == memory_id and hits[0]["channels"]["rule"] == 1.0
 
+    remembered = await client.call_tool("remember", {"user": "Hi! I prefer aisle seats", "session_id": "s1"})
+    assert [r["outcome"] for r in remembered.structured_content["results"]] == ["created"]
+
     forgotten = await client.call_tool("forget_memory", {"memory_id": memory_id, "reason": "test"})
     assert forgotten.structured_content["status"] == "forgotten"
     after = await client.call_tool("search_memory", {"query": "order 12345"})

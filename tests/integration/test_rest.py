@@ -104,3 +104,27 @@ async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):
         assert response.status_code == 403
     assert (await client.get(f"/t/{other.name}/v1/memories")).status_code == 403
     assert (await client.get("/t/no-such-tenant/v1/memories")).status_code in (401, 403)
+
+
+async def test_remember_close_forgetting_and_consolidation_endpoints(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    remembered = await client.post(
+        f"{base}/remember", json={"user": "你好！我对花生过敏。提醒我明天买牛奶", "session_id": "s-9"}
+    )
+    assert remembered.status_code == 200
+    body = remembered.json()
+    assert body["judge"] == "rules" and body["judgement"]["should_write"]
+    assert [(r["memory"]["content"], r["memory"]["type"]) for r in body["results"]] == [
+        ("我对花生过敏", "preference"),
+        ("提醒我明天买牛奶", "task"),
+    ]
+    note = {"content": "We are comparing two laptops", "layer": "session", "session_id": "s-9"}
+    await client.post(f"{base}/memories", json=note)
+    closed = await client.post(f"{base}/sessions/s-9/close")
+    assert [m["content"] for m in closed.json()["closed"]] == ["We are comparing two laptops"]
+    preview = await client.post(f"{base}/forgetting/run", params={"dry_run": True})
+    assert preview.json()["dry_run"] is True and preview.json()["candidates"] == []
+    consolidated = await client.post(f"{base}/consolidation/run", params={"dry_run": True})
+    assert consolidated.json() == {"dry_run": True, "merged": [], "derived": []}
+    assert (await client.post(f"{base}/remember", json={"user": ""})).status_code == 422
