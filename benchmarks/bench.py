@@ -90,11 +90,11 @@ async def fill(settings: Settings, dsn: str, count: int, rng: random.Random) -> 
         single, batched = items[:200], items[200:]
         started = time.perf_counter()
         for item in single:
-            await engram.memories.write(ctx, item)
+            await engram.writes.write(ctx, item)
         single_rate = len(single) / (time.perf_counter() - started)
         started = time.perf_counter()
         for i in range(0, len(batched), 100):
-            await engram.memories.write_batch(ctx, batched[i : i + 100])
+            await engram.writes.write_batch(ctx, batched[i : i + 100])
         batch_rate = len(batched) / (time.perf_counter() - started)
         print(f"write, one per call:      {single_rate:7.1f} memories/s  ({len(single)} memories)")
         print(f"write, batches of 100:    {batch_rate:7.1f} memories/s  ({len(batched)} memories)")
