@@ -8,4 +8,3 @@ ALTER TABLE {{schema}}.memories ADD COLUMN forgotten_at timestamptz;
 ALTER TABLE {{schema}}.memories ADD COLUMN derived_from uuid[] NOT NULL DEFAULT '{}';
 
 CREATE INDEX memories_forgotten ON {{schema}}.memories (forgotten_at) WHERE status = 'forgotten';
-CREATE INDEX memories_active_layer ON {{schema}}.memories (layer, last_accessed_at) WHERE status = 'active';
