@@ -8,7 +8,8 @@ import ast
 import re
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[2] / "service" / "engram"
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "service" / "engram", ROOT / "operator" / "engram_operator"]
 TABLE_REF = re.compile(
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE(?: IF NOT EXISTS)?|REFERENCES|ON)\s+"
     r"(?!ONLY\b)([A-Za-z_\"{][\w\"{}.]*)",
@@ -21,7 +22,7 @@ SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH|DROP
 
 
 def sql_strings():
-    for path in SOURCE.rglob("*.py"):
+    for path in (p for source in SOURCES for p in source.rglob("*.py")):
         tree = ast.parse(path.read_text())
         parts = {id(p) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for p in n.values}
         for node in ast.walk(tree):
@@ -35,7 +36,7 @@ def sql_strings():
                 continue
             if SQL_START.match(text):
                 yield f"{path.name}:{node.lineno}", text
-    for path in SOURCE.rglob("*.sql"):
+    for path in (p for source in SOURCES for p in source.rglob("*.sql")):
         yield path.name, re.sub(r"--[^\n]*", "", path.read_text())
 
 

@@ -42,7 +42,9 @@ async def migrate_schema(conn: asyncpg.Connection, schema: str, kind: str, dim: 
     async with conn.transaction():
         # Serialise concurrent migrators of the same schema (two replicas starting at once).
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", schema)
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        # Checked first: a tenant role may own its schema without the right to create schemas.
+        if not await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", schema):
+            await conn.execute(f"CREATE SCHEMA {schema}")
         await conn.execute(
             f"""CREATE TABLE IF NOT EXISTS {schema}.schema_migrations (
                     version integer PRIMARY KEY,

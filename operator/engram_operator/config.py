@@ -1,0 +1,47 @@
+"""The operator's configuration: which database instances exist and which environment each serves.
+
+Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_CONFIG:
+
+    image: engram:0.1.0
+    instances:
+      - name: pg-test
+        environment: test
+        adminDsnEnv: PG_TEST_ADMIN_DSN     # the admin DSN comes from this env var (a Secret)
+        tenantHost: pg-test.databases.svc  # host:port the tenants' pods use (default: the DSN's)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class Instance(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+    environment: Literal["test", "prod"]
+    admin_dsn: SecretStr = Field(alias="adminDsn")
+    tenant_host: str | None = Field(None, alias="tenantHost")
+
+
+class OperatorConfig(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    image: str = "engram:0.1.0"
+    instances: list[Instance] = Field(min_length=1)
+    public_url_template: str = Field("http://{service}.{namespace}.svc:8080", alias="publicUrlTemplate")
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> OperatorConfig:
+        path = path or Path(os.environ["ENGRAM_OPERATOR_CONFIG"])
+        raw = yaml.safe_load(path.read_text())
+        for instance in raw.get("instances", []):
+            env_name = instance.pop("adminDsnEnv", None)
+            if env_name is not None:
+                instance["adminDsn"] = os.environ[env_name]
+        return cls.model_validate(raw)

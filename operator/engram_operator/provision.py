@@ -1,0 +1,114 @@
+"""Provisioning a tenant on a database instance: schema + a login role owning only that schema,
+migrations, an API key. Idempotent; fails closed on a database of the wrong environment and never
+adopts a schema or role it did not create."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+import asyncpg
+
+from engram.services.tenants import hash_key
+from engram.store import control, tenant_meta
+from engram.store.migrate import migrate_schema
+from engram.store.schema import schema_name
+from engram_operator.config import Instance
+from engram_operator.placement import PlacementError
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    instance: str
+    schema: str
+    role: str
+    dsn: str  # how the tenant's pods reach its schema, with the tenant role's credentials
+
+
+def role_name(tenant: str) -> str:
+    return "engram_t_" + tenant.replace("-", "_")
+
+
+async def verify_environment(conn: asyncpg.Connection, instance: Instance) -> None:
+    """The database itself must say it serves the instance's environment: a DSN pointing at the
+    wrong server fails here, before anything is created."""
+    label = await control.read_environment(conn)
+    if label is None:
+        raise PlacementError(
+            f"the database of instance {instance.name!r} carries no environment label; label it once with "
+            f"`ENGRAM_ENVIRONMENT={instance.environment} engram migrate`"
+        )
+    if label != instance.environment:
+        raise PlacementError(
+            f"instance {instance.name!r} is configured as {instance.environment} but its database is labelled "
+            f"{label}: refusing to touch it (is the DSN pointing at the wrong server?)"
+        )
+
+
+async def ensure_tenant(
+    instance: Instance, tenant: str, model: str, dim: int, password: str, api_key: str
+) -> Provisioned:
+    """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials."""
+    schema, role = schema_name(tenant), role_name(tenant)
+    dsn = instance.admin_dsn.get_secret_value()
+    conn = await asyncpg.connect(dsn)
+    try:
+        await verify_environment(conn, instance)
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        await control.migrate_control(conn)
+        async with conn.transaction():
+            await _ensure_role_and_schema(conn, tenant, schema, role, password)
+            await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
+            await migrate_schema(conn, f'"{schema}"', "tenant", dim)
+            await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
+            if not await tenant_meta.key_is_valid(conn, f'"{schema}"', hash_key(api_key)):
+                await tenant_meta.revoke_all_keys(conn, f'"{schema}"')
+                await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
+            await conn.execute("RESET ROLE")
+            await control.register_tenant(conn, tenant, schema)
+    finally:
+        await conn.close()
+    return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password))
+
+
+async def _ensure_role_and_schema(conn: asyncpg.Connection, tenant: str, schema: str, role: str, password: str) -> None:
+    registered = await control.tenant_exists(conn, tenant)
+    role_exists = await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role)
+    schema_exists = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema
+    )
+    if not registered and (role_exists or schema_exists):
+        raise PlacementError(f"role {role} or schema {schema} exists but engram did not create it: refusing to adopt")
+    verb = "ALTER" if role_exists else "CREATE"
+    options = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
+    statement = await conn.fetchval(
+        f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
+    )
+    await conn.execute(statement)
+    await conn.execute(f'GRANT "{role}" TO CURRENT_USER')  # lets a non-superuser admin act as the role
+    await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}" AUTHORIZATION "{role}"')
+    # The service checks the database's environment label before it serves anything.
+    await conn.execute(f'GRANT USAGE ON SCHEMA engram_control TO "{role}"')
+    await conn.execute(f'GRANT SELECT ON engram_control.instance TO "{role}"')
+
+
+async def drop_tenant(instance: Instance, tenant: str) -> None:
+    """deletionPolicy Delete: the schema, everything in it and the role go."""
+    role = role_name(tenant)
+    conn = await asyncpg.connect(instance.admin_dsn.get_secret_value())
+    try:
+        await verify_environment(conn, instance)
+        async with conn.transaction():
+            if await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role):
+                await conn.execute(f'DROP OWNED BY "{role}" CASCADE')
+                await conn.execute(f'DROP ROLE "{role}"')
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema_name(tenant)}" CASCADE')
+            await conn.execute("DELETE FROM engram_control.tenants WHERE name = $1", tenant)
+    finally:
+        await conn.close()
+
+
+def tenant_dsn(instance: Instance, role: str, password: str) -> str:
+    parts = urlsplit(instance.admin_dsn.get_secret_value())
+    host = instance.tenant_host or f"{parts.hostname}:{parts.port or 5432}"
+    return f"postgresql://{quote(role)}:{quote(password, safe='')}@{host}{parts.path or '/postgres'}"

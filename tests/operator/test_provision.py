@@ -1,0 +1,112 @@
+"""Provisioning against two real PostgreSQL servers, one labelled test and one prod."""
+
+import secrets
+import uuid
+
+import asyncpg
+import pytest
+
+from engram.domain.models import NewMemory
+from engram.domain.search import SearchRequest
+from engram.runtime import engram_session
+from engram.settings import Settings
+from engram_operator.config import Instance
+from engram_operator.placement import PlacementError
+from engram_operator.provision import drop_tenant, ensure_tenant, role_name
+
+MODEL, DIM = "use-multilingual-v3", 512
+
+
+def name() -> str:
+    return f"op-{uuid.uuid4().hex[:8]}"
+
+
+async def provision(instance: Instance, tenant: str, key: str | None = None):
+    return await ensure_tenant(instance, tenant, MODEL, DIM, secrets.token_urlsafe(16), key or f"ek.{tenant}.secret")
+
+
+async def test_the_service_runs_on_a_provisioned_tenant_with_its_own_role(test_instance):
+    tenant = name()
+    provisioned = await provision(test_instance, tenant, f"ek.{tenant}.k1")
+    assert provisioned.role == role_name(tenant) and provisioned.instance == "pg-test"
+    single = Settings(database_url=provisioned.dsn, environment="test", tenant=tenant)
+    async with engram_session(single, provisioned.dsn) as engram:
+        ctx = await engram.tenants.authenticate(tenant, f"ek.{tenant}.k1")
+        await engram.writes.write(ctx, NewMemory(content="用户偏好顺丰快递"))
+        assert (await engram.search.search(ctx, SearchRequest(query="快递"))).hits
+
+
+async def test_provisioning_is_idempotent_and_rotates_the_key(test_instance):
+    tenant = name()
+    first = await provision(test_instance, tenant, f"ek.{tenant}.one")
+    again = await provision(test_instance, tenant, f"ek.{tenant}.two")
+    assert (first.schema, first.role) == (again.schema, again.role)
+    async with engram_session(Settings(database_url=again.dsn, tenant=tenant), again.dsn) as engram:
+        await engram.tenants.authenticate(tenant, f"ek.{tenant}.two")
+        with pytest.raises(Exception, match="invalid API key"):
+            await engram.tenants.authenticate(tenant, f"ek.{tenant}.one")
+
+
+async def test_a_tenant_role_cannot_read_another_tenants_schema(test_instance):
+    a, b = await provision(test_instance, name()), await provision(test_instance, name())
+    conn = await asyncpg.connect(a.dsn)
+    try:
+        assert await conn.fetchval(f'SELECT count(*) FROM "{a.schema}".memories') == 0
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.fetch(f'SELECT * FROM "{b.schema}".memories')
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute("CREATE TABLE public.squatter (id int)")
+        assert not await conn.fetchval("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user")
+    finally:
+        await conn.close()
+
+
+async def test_a_test_instance_pointing_at_the_prod_server_is_refused(prod_dsn):
+    misconfigured = Instance(name="pg-test", environment="test", adminDsn=prod_dsn)
+    tenant = name()
+    with pytest.raises(PlacementError, match="labelled prod"):
+        await provision(misconfigured, tenant)
+    conn = await asyncpg.connect(prod_dsn)
+    try:
+        assert not await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role_name(tenant)
+        )
+    finally:
+        await conn.close()
+
+
+async def test_an_unlabelled_database_is_refused(prod_dsn):
+    conn = await asyncpg.connect(prod_dsn)
+    try:
+        await conn.execute("DROP DATABASE IF EXISTS unlabelled")
+        await conn.execute("CREATE DATABASE unlabelled")
+    finally:
+        await conn.close()
+    unlabelled = Instance(name="pg-x", environment="prod", adminDsn=prod_dsn.rsplit("/", 1)[0] + "/unlabelled")
+    with pytest.raises(PlacementError, match="no environment label"):
+        await provision(unlabelled, name())
+
+
+async def test_an_existing_role_is_never_adopted(test_instance):
+    tenant = name()
+    conn = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        await conn.execute(f'CREATE ROLE "{role_name(tenant)}"')
+    finally:
+        await conn.close()
+    with pytest.raises(PlacementError, match="refusing to adopt"):
+        await provision(test_instance, tenant)
+
+
+async def test_delete_drops_schema_and_role(prod_instance, prod_dsn):
+    tenant = name()
+    provisioned = await provision(prod_instance, tenant)
+    await drop_tenant(prod_instance, tenant)
+    conn = await asyncpg.connect(prod_dsn)
+    try:
+        assert await conn.fetchval("SELECT to_regnamespace($1)", provisioned.schema) is None
+        assert not await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", provisioned.role
+        )
+    finally:
+        await conn.close()
