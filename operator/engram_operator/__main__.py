@@ -1,6 +1,6 @@
 import sys
 
 sys.exit(
-    "engram-operator is not built yet: the MemoryTenant CRD is in crds/, "
-    "the operator, its Helm chart and RBAC land with the platform work (see README)."
+    "engram-operator cannot run yet: placement, provisioning and the child manifests are built "
+    "(engram_operator.placement, .provision, .manifests), the Kopf handlers, Helm chart and RBAC are not."
 )

@@ -1,0 +1,211 @@
+"""Pure builders of the Kubernetes objects a MemoryTenant owns (no API calls here)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+HTTP_PORT = 8080
+UID = 10001
+
+
+@dataclass(frozen=True)
+class TenantView:
+    """What the builders need from a MemoryTenant and the operator's configuration."""
+
+    name: str
+    namespace: str
+    environment: str
+    image: str
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def child_name(self) -> str:
+        return f"engram-{self.name}"
+
+    @property
+    def secret_name(self) -> str:
+        return f"engram-{self.name}-credentials"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {
+            "app.kubernetes.io/name": "engram",
+            "app.kubernetes.io/instance": self.name,
+            "app.kubernetes.io/managed-by": "engram-operator",
+            "memory.engram.dev/tenant": self.name,
+            "memory.engram.dev/environment": self.environment,
+        }
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {"app.kubernetes.io/name": "engram", "app.kubernetes.io/instance": self.name}
+
+    def mcp_url(self) -> str:
+        return f"http://{self.child_name}.{self.namespace}.svc:{HTTP_PORT}/t/{self.name}/mcp"
+
+
+def _metadata(t: TenantView, name: str) -> dict[str, Any]:
+    return {"name": name, "namespace": t.namespace, "labels": t.labels}
+
+
+def render_secret(t: TenantView, dsn: str, api_key: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _metadata(t, t.secret_name),
+        "type": "Opaque",
+        "stringData": {"dsn": dsn, "api-key": api_key, "mcp-url": t.mcp_url()},
+    }
+
+
+def _env(t: TenantView) -> list[dict[str, Any]]:
+    hosts = [
+        f"{t.child_name}:*",
+        f"{t.child_name}.{t.namespace}:*",
+        f"{t.child_name}.{t.namespace}.svc:*",
+        f"{t.child_name}.{t.namespace}.svc.cluster.local:*",
+        "localhost:*",
+        "127.0.0.1:*",
+    ]
+    env = [
+        {"name": "ENGRAM_DATABASE_URL", "valueFrom": {"secretKeyRef": {"name": t.secret_name, "key": "dsn"}}},
+        {"name": "ENGRAM_TENANT", "value": t.name},
+        {"name": "ENGRAM_ENVIRONMENT", "value": t.environment},
+        {"name": "ENGRAM_PUBLIC_URL", "value": f"http://{t.child_name}.{t.namespace}.svc:{HTTP_PORT}"},
+        {"name": "ENGRAM_ALLOWED_HOSTS", "value": json.dumps(hosts)},
+        {"name": "ENGRAM_STATE_DIR", "value": "/tmp/engram"},
+    ]
+    embedding = t.spec.get("embedding", {})
+    if embedding.get("model"):
+        env.append({"name": "ENGRAM_EMBEDDING_MODEL", "value": embedding["model"]})
+    retrieval = t.spec.get("retrieval", {})
+    for key, value in retrieval.get("weights", {}).items():
+        env.append({"name": f"ENGRAM_RETRIEVAL__{key.upper()}_WEIGHT", "value": str(value)})
+    if "topK" in retrieval:
+        env.append({"name": "ENGRAM_RETRIEVAL__DEFAULT_TOP_K", "value": str(retrieval["topK"])})
+    if "candidates" in retrieval:
+        env.append({"name": "ENGRAM_RETRIEVAL__CANDIDATES", "value": str(retrieval["candidates"])})
+    forgetting = t.spec.get("forgetting", {})
+    if "threshold" in forgetting:
+        env.append({"name": "ENGRAM_LIFECYCLE__FORGET_THRESHOLD", "value": str(forgetting["threshold"])})
+    if "retentionDays" in forgetting:
+        env.append({"name": "ENGRAM_LIFECYCLE__RETENTION_DAYS", "value": str(forgetting["retentionDays"])})
+    llm = t.spec.get("llm", {})
+    if llm.get("model"):
+        env.append({"name": "ENGRAM_LLM__MODEL", "value": llm["model"]})
+        ref = llm.get("secretRef")
+        if ref:
+            env.append(
+                {
+                    "name": "ENGRAM_LLM__API_KEY",
+                    "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref.get("key", "api-key")}},
+                }
+            )
+    return env
+
+
+def _container(t: TenantView, args: list[str]) -> dict[str, Any]:
+    return {
+        "name": "engram",
+        "image": t.image,
+        "args": args,
+        "env": _env(t),
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": UID,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+
+
+def _pod_spec(t: TenantView, container: dict[str, Any], restart: str) -> dict[str, Any]:
+    return {
+        "restartPolicy": restart,
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsNonRoot": True, "fsGroup": UID, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [container],
+        "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+
+
+def render_deployment(t: TenantView) -> dict[str, Any]:
+    container = _container(t, ["serve"])
+    container["env"].append({"name": "ENGRAM_HOST", "value": "0.0.0.0"})
+    container["env"].append({"name": "ENGRAM_PORT", "value": str(HTTP_PORT)})
+    # Forgetting and consolidation run in the CronJob, once, not in every replica.
+    container["env"].append({"name": "ENGRAM_LIFECYCLE__SCHEDULER_ENABLED", "value": "false"})
+    container["ports"] = [{"name": "http", "containerPort": HTTP_PORT}]
+    container["resources"] = t.spec.get("resources") or {
+        "requests": {"cpu": "100m", "memory": "512Mi"},
+        "limits": {"memory": "1Gi"},
+    }
+    probe = {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 10}
+    container["livenessProbe"] = {**probe, "initialDelaySeconds": 30}
+    container["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 5}
+    container["startupProbe"] = {**probe, "failureThreshold": 30}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(t, t.child_name),
+        "spec": {
+            "replicas": t.spec.get("replicas", 1),
+            "selector": {"matchLabels": t.selector},
+            "template": {"metadata": {"labels": t.labels}, "spec": _pod_spec(t, container, "Always")},
+        },
+    }
+
+
+def render_service(t: TenantView) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(t, t.child_name),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": t.selector,
+            "ports": [{"name": "http", "port": HTTP_PORT, "targetPort": "http"}],
+        },
+    }
+
+
+def render_cronjob(t: TenantView) -> dict[str, Any]:
+    container = _container(t, [])
+    container.pop("args")
+    container["command"] = ["sh", "-c", f"engram forget --tenant {t.name} && engram consolidate --tenant {t.name}"]
+    schedule = t.spec.get("forgetting", {}).get("schedule", "17 3 * * *")
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": _metadata(t, f"{t.child_name}-lifecycle"),
+        "spec": {
+            "schedule": schedule,
+            "concurrencyPolicy": "Forbid",
+            "successfulJobsHistoryLimit": 1,
+            "failedJobsHistoryLimit": 3,
+            "jobTemplate": {
+                "spec": {
+                    "backoffLimit": 2,
+                    "template": {"metadata": {"labels": t.labels}, "spec": _pod_spec(t, container, "OnFailure")},
+                }
+            },
+        },
+    }
+
+
+def render_network_policy(t: TenantView) -> dict[str, Any]:
+    """Only pods of the tenant's namespace reach its service."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _metadata(t, t.child_name),
+        "spec": {
+            "podSelector": {"matchLabels": t.selector},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {}}], "ports": [{"port": HTTP_PORT, "protocol": "TCP"}]}],
+        },
+    }

@@ -1,0 +1,73 @@
+"""Every object the operator builds validates against the Kubernetes schemas, offline and strictly;
+example MemoryTenants validate against the CRD's own schema."""
+
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from engram_operator.manifests import (
+    TenantView,
+    render_cronjob,
+    render_deployment,
+    render_network_policy,
+    render_secret,
+    render_service,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+K8S_VERSION = "1.33"
+SPEC = {
+    "environment": "prod",
+    "replicas": 2,
+    "embedding": {"model": "use-multilingual-v3"},
+    "retrieval": {"weights": {"vector": 0.6, "keyword": 0.3, "rule": 0.1}, "topK": 8},
+    "forgetting": {"schedule": "0 4 * * *", "threshold": 0.05, "retentionDays": 14},
+    "llm": {"model": "openai/gpt-4o-mini", "secretRef": {"name": "openai"}},
+}
+VIEW = TenantView(name="support-bot", namespace="agents", environment="prod", image="engram:0.1.0", spec=SPEC)
+BUILT = {
+    "secret": render_secret(VIEW, "postgresql://r:p@pg:5432/engram", "ek.support-bot.x"),
+    "deployment": render_deployment(VIEW),
+    "service": render_service(VIEW),
+    "cronjob": render_cronjob(VIEW),
+    "networkpolicy": render_network_policy(VIEW),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BUILT))
+def test_children_validate_against_kubernetes_schemas(kind):
+    kubernetes_validate.validate(BUILT[kind], K8S_VERSION, strict=True)
+
+
+def test_the_deployment_serves_one_tenant_as_non_root_with_probes():
+    pod = BUILT["deployment"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["ENGRAM_TENANT"]["value"] == "support-bot" and env["ENGRAM_ENVIRONMENT"]["value"] == "prod"
+    assert env["ENGRAM_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": VIEW.secret_name, "key": "dsn"}
+    assert env["ENGRAM_RETRIEVAL__VECTOR_WEIGHT"]["value"] == "0.6"
+    assert env["ENGRAM_LLM__API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "openai", "key": "api-key"}
+    assert env["ENGRAM_LIFECYCLE__SCHEDULER_ENABLED"]["value"] == "false"
+    assert container["securityContext"]["runAsNonRoot"] and container["securityContext"]["readOnlyRootFilesystem"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert BUILT["deployment"]["spec"]["replicas"] == 2
+
+
+def test_the_cronjob_runs_forgetting_and_consolidation_on_the_spec_schedule():
+    spec = BUILT["cronjob"]["spec"]
+    assert spec["schedule"] == "0 4 * * *" and spec["concurrencyPolicy"] == "Forbid"
+    command = spec["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[-1] == "engram forget --tenant support-bot && engram consolidate --tenant support-bot"
+
+
+def test_the_crd_itself_validates_and_example_tenants_match_its_schema():
+    crd = yaml.safe_load((ROOT / "crds" / "memorytenant.yaml").read_text())
+    kubernetes_validate.validate(crd, K8S_VERSION, strict=True)
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for example in yaml.safe_load_all((ROOT / "docs" / "examples" / "memorytenants.yaml").read_text()):
+        jsonschema.validate(example, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"spec": {"environment": "staging"}}, schema)
