@@ -1,6 +1,5 @@
-"""The engram Kubernetes operator (MemoryTenant -> schema, role, key, Deployment, Service).
+"""The engram Kubernetes operator: a MemoryTenant becomes a schema, a role, a key and a service.
 
-Built so far: configuration, placement, provisioning on PostgreSQL and the child manifests.
-Not yet: the Kopf handlers (so `python -m engram_operator` exits with a message saying so).
-Kept in its own package, never named `operator` (that would shadow the standard library).
+Run it with `python -m engram_operator`. Kept in its own package, never named `operator` (that
+would shadow the standard library).
 """

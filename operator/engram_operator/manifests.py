@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 HTTP_PORT = 8080
 UID = 10001
@@ -19,6 +21,11 @@ class TenantView:
     environment: str
     image: str
     spec: dict[str, Any] = field(default_factory=dict)
+    public_url: str = ""  # base of the MCP URL; default: the Service's cluster DNS name
+    image_pull_policy: str = "IfNotPresent"
+    embedding_model: str | None = None  # the model the tenant's vectors are made with
+    # A digest of the Secret's contents on the pod template: new credentials roll the pods.
+    credentials_digest: str = ""
 
     @property
     def child_name(self) -> str:
@@ -42,8 +49,12 @@ class TenantView:
     def selector(self) -> dict[str, str]:
         return {"app.kubernetes.io/name": "engram", "app.kubernetes.io/instance": self.name}
 
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.child_name}.{self.namespace}.svc:{HTTP_PORT}").rstrip("/")
+
     def mcp_url(self) -> str:
-        return f"http://{self.child_name}.{self.namespace}.svc:{HTTP_PORT}/t/{self.name}/mcp"
+        return f"{self.base_url}/t/{self.name}/mcp"
 
 
 def _metadata(t: TenantView, name: str) -> dict[str, Any]:
@@ -51,13 +62,19 @@ def _metadata(t: TenantView, name: str) -> dict[str, Any]:
 
 
 def render_secret(t: TenantView, dsn: str, api_key: str) -> dict[str, Any]:
+    values = {"dsn": dsn, "api-key": api_key, "mcp-url": t.mcp_url()}
     return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": _metadata(t, t.secret_name),
         "type": "Opaque",
-        "stringData": {"dsn": dsn, "api-key": api_key, "mcp-url": t.mcp_url()},
+        # `data`, not `stringData`: it is what the API server returns, so drift is a plain comparison.
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()},
     }
+
+
+def secret_values(secret: dict[str, Any]) -> dict[str, str]:
+    return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
 
 
 def _env(t: TenantView) -> list[dict[str, Any]]:
@@ -69,17 +86,19 @@ def _env(t: TenantView) -> list[dict[str, Any]]:
         "localhost:*",
         "127.0.0.1:*",
     ]
+    public_host = urlsplit(t.base_url).hostname
+    if public_host and f"{public_host}:*" not in hosts:
+        hosts += [public_host, f"{public_host}:*"]  # a Host header without a port needs the bare name
     env = [
         {"name": "ENGRAM_DATABASE_URL", "valueFrom": {"secretKeyRef": {"name": t.secret_name, "key": "dsn"}}},
         {"name": "ENGRAM_TENANT", "value": t.name},
         {"name": "ENGRAM_ENVIRONMENT", "value": t.environment},
-        {"name": "ENGRAM_PUBLIC_URL", "value": f"http://{t.child_name}.{t.namespace}.svc:{HTTP_PORT}"},
+        {"name": "ENGRAM_PUBLIC_URL", "value": t.base_url},
         {"name": "ENGRAM_ALLOWED_HOSTS", "value": json.dumps(hosts)},
         {"name": "ENGRAM_STATE_DIR", "value": "/tmp/engram"},
     ]
-    embedding = t.spec.get("embedding", {})
-    if embedding.get("model"):
-        env.append({"name": "ENGRAM_EMBEDDING_MODEL", "value": embedding["model"]})
+    if t.embedding_model:
+        env.append({"name": "ENGRAM_EMBEDDING_MODEL", "value": t.embedding_model})
     retrieval = t.spec.get("retrieval", {})
     for key, value in retrieval.get("weights", {}).items():
         env.append({"name": f"ENGRAM_RETRIEVAL__{key.upper()}_WEIGHT", "value": str(value)})
@@ -110,6 +129,7 @@ def _container(t: TenantView, args: list[str]) -> dict[str, Any]:
     return {
         "name": "engram",
         "image": t.image,
+        "imagePullPolicy": t.image_pull_policy,
         "args": args,
         "env": _env(t),
         "securityContext": {
@@ -155,7 +175,13 @@ def render_deployment(t: TenantView) -> dict[str, Any]:
         "spec": {
             "replicas": t.spec.get("replicas", 1),
             "selector": {"matchLabels": t.selector},
-            "template": {"metadata": {"labels": t.labels}, "spec": _pod_spec(t, container, "Always")},
+            "template": {
+                "metadata": {
+                    "labels": t.labels,
+                    "annotations": {"memory.engram.dev/credentials-digest": t.credentials_digest},
+                },
+                "spec": _pod_spec(t, container, "Always"),
+            },
         },
     }
 

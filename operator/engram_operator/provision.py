@@ -4,6 +4,8 @@ adopts a schema or role it did not create."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
@@ -23,6 +25,7 @@ class Provisioned:
     schema: str
     role: str
     dsn: str  # how the tenant's pods reach its schema, with the tenant role's credentials
+    embedding_model: str  # the model its vectors are made with (changed only by `engram reindex`)
 
 
 def role_name(tenant: str) -> str:
@@ -45,35 +48,44 @@ async def verify_environment(conn: asyncpg.Connection, instance: Instance) -> No
         )
 
 
-async def ensure_tenant(
-    instance: Instance, tenant: str, model: str, dim: int, password: str, api_key: str
-) -> Provisioned:
-    """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials."""
-    schema, role = schema_name(tenant), role_name(tenant)
-    dsn = instance.admin_dsn.get_secret_value()
-    conn = await asyncpg.connect(dsn)
+@contextlib.asynccontextmanager
+async def _admin(instance: Instance) -> AsyncIterator[asyncpg.Connection]:
+    """An admin connection to a database whose environment label was just verified."""
+    conn = await asyncpg.connect(instance.admin_dsn.get_secret_value())
     try:
         await verify_environment(conn, instance)
+        yield conn
+    finally:
+        await conn.close()
+
+
+async def ensure_tenant(
+    instance: Instance, tenant: str, model: str, dim: int, password: str, api_key: str, claim: str
+) -> Provisioned:
+    """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials.
+    ``claim`` names the owner (a MemoryTenant's namespace/name): a name held by another is refused."""
+    schema, role = schema_name(tenant), role_name(tenant)
+    async with _admin(instance) as conn:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         await control.migrate_control(conn)
         async with conn.transaction():
-            await _ensure_role_and_schema(conn, tenant, schema, role, password)
+            await _ensure_role_and_schema(conn, tenant, claim, password)
             await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
             await migrate_schema(conn, f'"{schema}"', "tenant", dim)
             await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
+            meta = await tenant_meta.read_meta(conn, f'"{schema}"')
             if not await tenant_meta.key_is_valid(conn, f'"{schema}"', hash_key(api_key)):
                 await tenant_meta.revoke_all_keys(conn, f'"{schema}"')
                 await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
             await conn.execute("RESET ROLE")
-            await control.register_tenant(conn, tenant, schema)
-    finally:
-        await conn.close()
-    return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password))
+            await control.register_tenant(conn, tenant, schema, claim)
+    return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password), meta["embedding_model"])
 
 
-async def _ensure_role_and_schema(conn: asyncpg.Connection, tenant: str, schema: str, role: str, password: str) -> None:
-    registered = await control.tenant_exists(conn, tenant)
-    role_exists = await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role)
+async def _ensure_role_and_schema(conn: asyncpg.Connection, tenant: str, claim: str, password: str) -> None:
+    schema, role = schema_name(tenant), role_name(tenant)
+    registered = await _holds(conn, tenant, claim)
+    role_exists = await _role_exists(conn, role)
     schema_exists = await conn.fetchval(
         "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema
     )
@@ -92,20 +104,43 @@ async def _ensure_role_and_schema(conn: asyncpg.Connection, tenant: str, schema:
     await conn.execute(f'GRANT SELECT ON engram_control.instance TO "{role}"')
 
 
-async def drop_tenant(instance: Instance, tenant: str) -> None:
+async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:
+    """deletionPolicy Retain: the data stays, but nobody can log in or use a key until it is re-created."""
+    schema, role = f'"{schema_name(tenant)}"', role_name(tenant)
+    async with _admin(instance) as conn:
+        if not await _holds(conn, tenant, claim):
+            return
+        async with conn.transaction():
+            await conn.execute(f'ALTER ROLE "{role}" NOLOGIN')
+            await conn.execute(f'SET LOCAL ROLE "{role}"')
+            await tenant_meta.revoke_all_keys(conn, schema)
+
+
+async def _holds(conn: asyncpg.Connection, tenant: str, claim: str) -> bool:
+    """Whether ``claim`` holds the tenant name (False when nobody does); another holder is refused."""
+    registered, claimed_by = await control.tenant_claim(conn, tenant)
+    if registered and claimed_by != claim:
+        holder = claimed_by or "a tenant made with `engram tenant create`"
+        raise PlacementError(f"tenant name {tenant!r} on this instance belongs to {holder}: refused")
+    return registered
+
+
+async def _role_exists(conn: asyncpg.Connection, role: str) -> bool:
+    return bool(await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role))
+
+
+async def drop_tenant(instance: Instance, tenant: str, claim: str) -> None:
     """deletionPolicy Delete: the schema, everything in it and the role go."""
     role = role_name(tenant)
-    conn = await asyncpg.connect(instance.admin_dsn.get_secret_value())
-    try:
-        await verify_environment(conn, instance)
+    async with _admin(instance) as conn:
+        if not await _holds(conn, tenant, claim):
+            return
         async with conn.transaction():
-            if await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role):
+            if await _role_exists(conn, role):
                 await conn.execute(f'DROP OWNED BY "{role}" CASCADE')
                 await conn.execute(f'DROP ROLE "{role}"')
             await conn.execute(f'DROP SCHEMA IF EXISTS "{schema_name(tenant)}" CASCADE')
             await conn.execute("DELETE FROM engram_control.tenants WHERE name = $1", tenant)
-    finally:
-        await conn.close()
 
 
 def tenant_dsn(instance: Instance, role: str, password: str) -> str:

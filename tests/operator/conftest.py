@@ -3,11 +3,15 @@
 import tempfile
 from pathlib import Path
 
+import kmock
 import pytest
+from kmock import KubernetesError
 
 from engram.runtime import bootstrap_database
 from engram.store.embedded import EmbeddedPostgres
-from engram_operator.config import Instance
+from engram_operator.config import Instance, OperatorConfig
+from tests.operator.emulator import KubeEmulator
+from tests.operator.harness import TENANTS, Cluster, OperatorThread, write_kubeconfig
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +33,42 @@ def test_instance(bootstrapped) -> Instance:
 @pytest.fixture(scope="session")
 def prod_instance(prod_dsn) -> Instance:
     return Instance(name="pg-prod", environment="prod", adminDsn=prod_dsn)
+
+
+@pytest.fixture
+async def emulator(tmp_path, monkeypatch):
+    """The Kubernetes API emulator on a local port, with the MemoryTenant resource declared;
+    $KUBECONFIG points at it. Fails the test if the emulator itself crashed on a request."""
+    kube = KubeEmulator()
+    kube.resources.load_bundled()
+    kube.resources[TENANTS] = kmock.ResourceInfo(
+        kind="MemoryTenant",
+        singular="memorytenant",
+        namespaced=True,
+        shortnames={"mt"},
+        verbs={"get", "list", "watch", "create", "patch", "delete"},
+        subresources={"status"},
+    )
+    async with kube, kmock.Server(kube) as server:
+        monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(tmp_path / "kubeconfig", str(server.url))))
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        yield kube
+        # API answers such as 404 and 409 are recorded as errors too; a crash is anything else.
+        crashes = [e for e in kube.errors if not isinstance(e, KubernetesError)]
+        assert not crashes, f"the emulator crashed serving requests: {crashes}"
+
+
+@pytest.fixture
+def cluster(emulator) -> Cluster:
+    return Cluster(emulator)
+
+
+@pytest.fixture
+def operator_config(test_instance, prod_instance) -> OperatorConfig:
+    return OperatorConfig(image="engram:test", instances=[test_instance, prod_instance], driftIntervalSeconds=1)
+
+
+@pytest.fixture
+async def operator(emulator, operator_config):
+    async with OperatorThread(operator_config) as running:
+        yield running

@@ -12,7 +12,7 @@ from engram.runtime import engram_session
 from engram.settings import Settings
 from engram_operator.config import Instance
 from engram_operator.placement import PlacementError
-from engram_operator.provision import drop_tenant, ensure_tenant, role_name
+from engram_operator.provision import drop_tenant, ensure_tenant, retire_tenant, role_name
 
 MODEL, DIM = "use-multilingual-v3", 512
 
@@ -21,8 +21,15 @@ def name() -> str:
     return f"op-{uuid.uuid4().hex[:8]}"
 
 
-async def provision(instance: Instance, tenant: str, key: str | None = None):
-    return await ensure_tenant(instance, tenant, MODEL, DIM, secrets.token_urlsafe(16), key or f"ek.{tenant}.secret")
+def claim(tenant: str) -> str:
+    return f"k8s:agents/{tenant}"
+
+
+async def provision(instance: Instance, tenant: str, key: str | None = None, owner: str | None = None):
+    password = secrets.token_urlsafe(16)
+    return await ensure_tenant(
+        instance, tenant, MODEL, DIM, password, key or f"ek.{tenant}.secret", owner or claim(tenant)
+    )
 
 
 async def test_the_service_runs_on_a_provisioned_tenant_with_its_own_role(test_instance):
@@ -101,12 +108,35 @@ async def test_an_existing_role_is_never_adopted(test_instance):
 async def test_delete_drops_schema_and_role(prod_instance, prod_dsn):
     tenant = name()
     provisioned = await provision(prod_instance, tenant)
-    await drop_tenant(prod_instance, tenant)
+    await drop_tenant(prod_instance, tenant, claim(tenant))
     conn = await asyncpg.connect(prod_dsn)
     try:
         assert await conn.fetchval("SELECT to_regnamespace($1)", provisioned.schema) is None
         assert not await conn.fetchval(
             "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", provisioned.role
         )
+    finally:
+        await conn.close()
+
+
+async def test_a_name_held_by_another_owner_is_refused(test_instance):
+    tenant = name()
+    await provision(test_instance, tenant)
+    with pytest.raises(PlacementError, match=f"belongs to k8s:agents/{tenant}"):
+        await provision(test_instance, tenant, owner=f"k8s:elsewhere/{tenant}")
+    with pytest.raises(PlacementError, match="belongs to"):
+        await drop_tenant(test_instance, tenant, f"k8s:elsewhere/{tenant}")
+
+
+async def test_a_retired_tenant_keeps_its_data_but_cannot_log_in_until_it_returns(test_instance):
+    tenant = name()
+    first = await provision(test_instance, tenant, f"ek.{tenant}.one")
+    await retire_tenant(test_instance, tenant, claim(tenant))
+    with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
+        await asyncpg.connect(first.dsn)
+    back = await provision(test_instance, tenant, f"ek.{tenant}.two")
+    conn = await asyncpg.connect(back.dsn)
+    try:
+        assert await conn.fetchval(f'SELECT count(*) FROM "{back.schema}".api_keys WHERE revoked_at IS NULL') == 1
     finally:
         await conn.close()

@@ -30,20 +30,23 @@ async def label_environment(conn: asyncpg.Connection, environment: str) -> str:
     return await conn.fetchval(f"SELECT environment FROM {S}.instance")
 
 
-async def register_tenant(conn: asyncpg.Connection, name: str, schema_name: str) -> bool:
+async def register_tenant(conn: asyncpg.Connection, name: str, schema_name: str, claimed_by: str | None = None) -> bool:
     """Record a tenant; False when it was already registered."""
     row = await conn.fetchrow(
-        f"""INSERT INTO {S}.tenants (name, schema_name) VALUES ($1, $2)
+        f"""INSERT INTO {S}.tenants (name, schema_name, claimed_by) VALUES ($1, $2, $3)
             ON CONFLICT (name) DO NOTHING RETURNING name""",
         name,
         schema_name,
+        claimed_by,
     )
     return row is not None
 
 
+async def tenant_claim(conn: asyncpg.Connection, name: str) -> tuple[bool, str | None]:
+    """(registered, claimed_by) of a tenant name."""
+    row = await conn.fetchrow(f"SELECT claimed_by FROM {S}.tenants WHERE name = $1", name)
+    return (row is not None, row["claimed_by"] if row else None)
+
+
 async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch(f"SELECT name, schema_name, created_at FROM {S}.tenants ORDER BY name")
-
-
-async def tenant_exists(conn: asyncpg.Connection, name: str) -> bool:
-    return bool(await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {S}.tenants WHERE name = $1)", name))

@@ -1,0 +1,165 @@
+"""Kopf handlers, kept thin: each turns an event into a Reconciler call, then status and events."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import kopf
+from kubernetes.client import Configuration
+
+from engram_operator.config import OperatorConfig
+from engram_operator.kube import GROUP, PLURAL, VERSION, Kube, connection_info, load_configuration
+from engram_operator.placement import PlacementError
+from engram_operator.reconcile import InvalidSpec, Reconciler, Tenant
+from engram_operator.status import Check, deployment_readiness
+
+log = logging.getLogger(__name__)
+
+FINALIZER = "memory.engram.dev/finalizer"
+MANAGED = {"app.kubernetes.io/managed-by": "engram-operator"}
+
+
+def backoff(retry: int) -> float:
+    """Seconds before the next attempt after a transient failure: 5, 10, 20 ... at most 5 minutes."""
+    return min(300.0, 5.0 * 2**retry)
+
+
+class Operator:
+    """What the handlers share: the configuration and, once logged in, the API client."""
+
+    def __init__(self, config: OperatorConfig) -> None:
+        self.config = config
+        self._reconciler: Reconciler | None = None
+
+    def connect(self, configuration: Configuration) -> None:
+        if self._reconciler is not None:
+            self._reconciler.kube.close()
+        self._reconciler = Reconciler(self.config, Kube(configuration))
+
+    @property
+    def reconciler(self) -> Reconciler:
+        if self._reconciler is None:
+            raise kopf.TemporaryError("not logged in to the Kubernetes API yet", delay=1)
+        return self._reconciler
+
+
+async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *, drift: bool) -> None:
+    """One reconciliation, its status and its events. Raises kopf's errors so kopf retries or stops."""
+    ns, name, body = tenant.namespace, tenant.name, tenant.body
+    async with reconciler.lock(ns, name):
+        try:
+            outcome = await reconciler.reconcile(tenant)
+        except (PlacementError, InvalidSpec) as e:
+            reason = "InvalidSpec" if isinstance(e, InvalidSpec) else "Refused"
+            refused = {"Provisioned": Check(False, reason, str(e))}
+            published = await reconciler.publish(ns, name, refused, tenant.generation)
+            if not drift or (published and published[1] != "Failed"):
+                kopf.warn(body, reason=reason, message=str(e))
+            raise kopf.PermanentError(str(e)) from e
+        except Exception as e:  # the database or the API server: try again later
+            delay = backoff(retry)
+            message = f"{type(e).__name__}: {e}; retrying in {delay:.0f}s"
+            # A tenant provisioned before still serves; only the operator cannot check it now.
+            check = Check(None if tenant.status.get("instance") else False, "Retrying", message)
+            with contextlib.suppress(Exception):
+                await reconciler.publish(ns, name, {"Provisioned": check})
+            kopf.warn(body, reason="Retrying", message=message)
+            raise kopf.TemporaryError(message, delay=delay) from e
+        published = await reconciler.publish(
+            ns,
+            name,
+            {"Provisioned": outcome.provisioned_check, "Ready": outcome.ready, "Degraded": outcome.degraded},
+            tenant.generation,
+            instance=outcome.provisioned.instance,
+            schema=outcome.provisioned.schema,
+            mcpUrl=outcome.mcp_url,
+        )
+    if not tenant.status.get("schema"):
+        kopf.info(body, reason="Provisioned", message=outcome.provisioned_check.message)
+    if outcome.model_pending and not drift:
+        kopf.warn(body, reason="EmbeddingModelChangePending", message=outcome.model_pending)
+    for child, applied in outcome.changed.items():
+        if drift:
+            kopf.warn(body, reason="DriftRepaired", message=f"{child} had drifted from the spec: {applied} again")
+        else:
+            kopf.info(body, reason=applied.capitalize(), message=child)
+    _announce_ready(body, published, outcome.ready)
+
+
+def _announce_ready(body: dict[str, Any], published: tuple[dict[str, Any], str] | None, ready: Check) -> None:
+    if published is not None and ready.ok and published[1] != "Ready":
+        kopf.info(body, reason="Ready", message=ready.message)
+
+
+def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
+    """Declare every handler in ``registry`` (kopf.run takes it), closing over ``operator``."""
+    tenants = (GROUP, VERSION, PLURAL)
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.persistence.finalizer = FINALIZER
+        # Kopf's bookkeeping in annotations: status belongs to the MemoryTenant API alone.
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="memory.engram.dev")
+        settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+            prefix="memory.engram.dev", key="last-handled-configuration"
+        )
+        settings.posting.reporting_component = "engram-operator"
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        configuration = load_configuration()
+        operator.connect(configuration)
+        return connection_info(configuration)
+
+    @kopf.on.resume(*tenants, registry=registry)
+    @kopf.on.create(*tenants, registry=registry)
+    @kopf.on.update(*tenants, registry=registry)
+    async def reconcile(body: kopf.Body, retry: int, **_: Any) -> None:
+        await reconcile_tenant(operator.reconciler, Tenant(dict(body)), retry, drift=False)
+
+    @kopf.timer(
+        *tenants,
+        interval=operator.config.drift_interval_seconds,
+        initial_delay=operator.config.drift_interval_seconds,
+        registry=registry,
+    )
+    async def check_drift(body: kopf.Body, **_: Any) -> None:
+        tenant = Tenant(dict(body))
+        if tenant.status.get("observedGeneration") != tenant.generation:
+            return  # the create/update handler has this spec in hand
+        # Status and events tell the outcome; the next tick is the retry.
+        with contextlib.suppress(kopf.PermanentError, kopf.TemporaryError):
+            await reconcile_tenant(operator.reconciler, tenant, 0, drift=True)
+
+    @kopf.on.event("apps", "v1", "deployments", labels=MANAGED, registry=registry)
+    async def deployment_changed(body: kopf.Body, type: str | None, **_: Any) -> None:
+        meta = body["metadata"]
+        name = (meta.get("labels") or {}).get("memory.engram.dev/tenant")
+        if not name:
+            return
+        ready, degraded = deployment_readiness(None if type == "DELETED" else dict(body))
+        reconciler = operator.reconciler
+        async with reconciler.lock(meta["namespace"], name):
+            published = await reconciler.publish(meta["namespace"], name, {"Ready": ready, "Degraded": degraded})
+        if published is not None:
+            _announce_ready(published[0], published, ready)
+
+    @kopf.on.delete(*tenants, registry=registry)
+    async def delete(body: kopf.Body, retry: int, **_: Any) -> None:
+        tenant, reconciler = Tenant(dict(body)), operator.reconciler
+        async with reconciler.lock(tenant.namespace, tenant.name):
+            with contextlib.suppress(Exception):
+                await reconciler.publish(tenant.namespace, tenant.name, {})
+            try:
+                fate = await reconciler.remove(tenant)
+            except PlacementError as e:  # the database is not this tenant's (any more): never touch it
+                kopf.warn(body, reason="Refused", message=f"{e}; the resource is released, the database untouched")
+                return
+            except Exception as e:
+                delay = backoff(retry)
+                message = f"deletion: {type(e).__name__}: {e}; retrying in {delay:.0f}s"
+                kopf.warn(body, reason="Retrying", message=message)
+                raise kopf.TemporaryError(str(e), delay=delay) from e
+        kopf.info(body, reason="Deleted", message=fate)

@@ -1,0 +1,221 @@
+"""Reconciling one MemoryTenant: place it, provision its schema, apply its children, report status.
+
+Every step is idempotent, so create, update, resume and the drift timer all run the same code.
+One lock per tenant serialises them (and the status writes), as they run as concurrent tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import kopf
+
+from engram.embedding.factory import BUNDLED
+from engram.services.tenants import new_key
+from engram_operator.config import Instance, OperatorConfig
+from engram_operator.kube import Applied, Kube
+from engram_operator.manifests import (
+    TenantView,
+    render_cronjob,
+    render_deployment,
+    render_network_policy,
+    render_secret,
+    render_service,
+    secret_values,
+)
+from engram_operator.placement import place
+from engram_operator.provision import Provisioned, drop_tenant, ensure_tenant, retire_tenant
+from engram_operator.status import Check, deployment_readiness, merge_conditions, phase_of
+
+
+class InvalidSpec(Exception):
+    """The spec asks for something that cannot be built; only a new spec helps."""
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """What the operator reads from a MemoryTenant."""
+
+    body: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.body["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str:
+        return self.body["metadata"]["namespace"]
+
+    @property
+    def generation(self) -> int:
+        return int(self.body["metadata"].get("generation", 1))
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.body.get("spec") or {}
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return self.body.get("status") or {}
+
+    @property
+    def claim(self) -> str:
+        """Who holds the tenant name in the database: this resource, by namespace and name."""
+        return f"k8s:{self.namespace}/{self.name}"
+
+
+@dataclass
+class Outcome:
+    provisioned: Provisioned
+    mcp_url: str
+    changed: dict[str, Applied]  # "Deployment/engram-x" -> created | updated
+    ready: Check
+    degraded: Check
+    model_pending: str | None  # why the spec's embedding model is not in use yet
+
+    @property
+    def provisioned_check(self) -> Check:
+        p = self.provisioned
+        message = f"schema {p.schema} on instance {p.instance}, role {p.role}"
+        return Check(True, "SchemaReady", f"{message}; {self.model_pending}" if self.model_pending else message)
+
+
+def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
+    embedding = spec.get("embedding") or {}
+    model = embedding.get("model") or "use-multilingual-v3"
+    if model in BUNDLED:
+        return model, BUNDLED[model].dim
+    if not embedding.get("dimension"):
+        raise InvalidSpec(f"spec.embedding.dimension is required for the model {model!r}")
+    return model, int(embedding["dimension"])
+
+
+def _credentials(tenant: str, secret: dict[str, Any] | None) -> tuple[str, str]:
+    """(database password, API key): kept from the tenant's Secret, made anew when it is gone."""
+    values = secret_values(secret) if secret else {}
+    password = unquote(urlsplit(values.get("dsn", "")).password or "") or secrets.token_urlsafe(24)
+    key = values.get("api-key", "")
+    if not key.startswith(f"ek.{tenant}."):
+        key = new_key(tenant)
+    return password, key
+
+
+class Reconciler:
+    def __init__(self, config: OperatorConfig, kube: Kube) -> None:
+        self.config = config
+        self.kube = kube
+        self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def lock(self, namespace: str, name: str) -> asyncio.Lock:
+        return self._locks[(namespace, name)]
+
+    def instance_of(self, tenant: Tenant) -> Instance:
+        """The instance the tenant lives on, or goes to: one of its own environment, never moved."""
+        placed = tenant.status.get("instance")
+        requested = (tenant.spec.get("database") or {}).get("instance")
+        if placed and requested and requested != placed:
+            raise InvalidSpec(f"the tenant lives on {placed!r}; moving it to {requested!r} is not supported")
+        return place(tenant.spec.get("environment", ""), requested or placed, self.config.instances)
+
+    def view(self, tenant: Tenant, **extra: Any) -> TenantView:
+        child = f"engram-{tenant.name}"
+        return TenantView(
+            name=tenant.name,
+            namespace=tenant.namespace,
+            environment=tenant.spec.get("environment", ""),
+            image=self.config.image,
+            image_pull_policy=self.config.image_pull_policy,
+            public_url=self.config.public_url_template.format(
+                service=child, namespace=tenant.namespace, tenant=tenant.name
+            ),
+            spec=tenant.spec,
+            **extra,
+        )
+
+    async def reconcile(self, tenant: Tenant) -> Outcome:
+        """Bring the tenant to its spec; raises PlacementError/InvalidSpec (permanent) or transient errors."""
+        instance = self.instance_of(tenant)
+        model, dim = embedding_of(tenant.spec)
+        bare = self.view(tenant)
+        secret = await self.kube.get("v1", "Secret", tenant.namespace, bare.secret_name)
+        password, key = _credentials(tenant.name, secret)
+        provisioned = await ensure_tenant(instance, tenant.name, model, dim, password, key, tenant.claim)
+        view = self.view(
+            tenant,
+            embedding_model=provisioned.embedding_model,
+            credentials_digest=hashlib.sha256(f"{provisioned.dsn}\n{key}".encode()).hexdigest()[:16],
+        )
+        changed: dict[str, Applied] = {}
+        children = [
+            render_secret(view, provisioned.dsn, key),
+            render_deployment(view),
+            render_service(view),
+            render_cronjob(view),
+        ]
+        if (tenant.spec.get("networkPolicy") or {}).get("enabled"):
+            children.append(render_network_policy(view))
+        elif await self.kube.delete("networking.k8s.io/v1", "NetworkPolicy", tenant.namespace, view.child_name):
+            changed[f"NetworkPolicy/{view.child_name}"] = "updated"
+        for child in children:
+            kopf.adopt(child, owner=tenant.body)
+            applied = await self.kube.apply(child)
+            if applied != "unchanged":
+                changed[f"{child['kind']}/{child['metadata']['name']}"] = applied
+        deployment = await self.kube.get("apps/v1", "Deployment", tenant.namespace, view.child_name)
+        pending = None
+        if provisioned.embedding_model != model:
+            pending = (
+                f"spec asks for {model} but the vectors are {provisioned.embedding_model}: run "
+                f"`engram reindex --tenant {tenant.name} --model {model}` (until then the service keeps the old model)"
+            )
+        return Outcome(provisioned, view.mcp_url(), changed, *deployment_readiness(deployment), pending)
+
+    async def remove(self, tenant: Tenant) -> str:
+        """Delete the children; then retain (lock) or drop the schema. Returns what became of the data."""
+        view = self.view(tenant)
+        for api_version, kind, name in (
+            ("apps/v1", "Deployment", view.child_name),
+            ("batch/v1", "CronJob", f"{view.child_name}-lifecycle"),
+            ("v1", "Service", view.child_name),
+            ("networking.k8s.io/v1", "NetworkPolicy", view.child_name),
+            ("v1", "Secret", view.secret_name),
+        ):
+            await self.kube.delete(api_version, kind, tenant.namespace, name)
+        placed = tenant.status.get("instance")
+        if not placed:
+            return "never provisioned: no data to keep or drop"
+        instance = next((i for i in self.config.instances if i.name == placed), None)
+        if instance is None:
+            return f"instance {placed!r} is no longer configured: its schema was left as it is"
+        if tenant.spec.get("deletionPolicy") == "Delete":
+            await drop_tenant(instance, tenant.name, tenant.claim)
+            return f"schema and role dropped on {placed}"
+        await retire_tenant(instance, tenant.name, tenant.claim)
+        return f"schema kept on {placed} (deletionPolicy Retain); its role cannot log in until the tenant returns"
+
+    async def publish(
+        self, namespace: str, name: str, updates: dict[str, Check], generation: int | None = None, **fields: Any
+    ) -> tuple[dict[str, Any], str] | None:
+        """Merge ``updates`` into the tenant's live status (read now) and write it.
+        Returns (the live object, the phase before), or None when the tenant is gone."""
+        live = await self.kube.get("memory.engram.dev/v1alpha1", "MemoryTenant", namespace, name)
+        if live is None:
+            return None
+        before = live.get("status") or {}
+        observed = generation if generation is not None else before.get("observedGeneration", 0)
+        conditions = merge_conditions(before.get("conditions") or [], updates, observed)
+        phase, message = phase_of(conditions)
+        if live["metadata"].get("deletionTimestamp"):
+            phase, message = "Deleting", "removing the tenant's children"
+        status = {**fields, "conditions": conditions, "phase": phase, "message": message}
+        if generation is not None:
+            status["observedGeneration"] = generation
+        if any(before.get(k) != v for k, v in status.items()):
+            await self.kube.patch_status(namespace, name, status)
+        return live, before.get("phase", "")

@@ -1,0 +1,156 @@
+"""The operator, as it runs in a cluster, against the Kubernetes emulator: kopf in its own thread
+and event loop (as a task of pytest's loop it would cancel pytest's teardown), logged in through
+$KUBECONFIG like any client, talking HTTP to the emulator served from pytest's loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import kopf
+import yaml
+
+from engram_operator.config import OperatorConfig
+from engram_operator.handlers import Operator, register
+from tests.operator.emulator import KubeEmulator
+
+TENANTS = "memory.engram.dev/v1alpha1/memorytenants"
+
+
+def write_kubeconfig(path: Path, server: str) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "emulator", "cluster": {"server": server}}],
+                "users": [{"name": "operator", "user": {"token": "emulator-token"}}],
+                "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "operator"}}],
+                "current-context": "emulator",
+            }
+        )
+    )
+    return path
+
+
+class OperatorThread:
+    def __init__(self, config: OperatorConfig) -> None:
+        self.registry = kopf.OperatorRegistry()
+        register(self.registry, Operator(config))
+        self.ready = threading.Event()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="kopf", daemon=True)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            kopf.run(
+                loop=loop,
+                registry=self.registry,
+                standalone=True,
+                clusterwide=True,
+                ready_flag=self.ready,
+                stop_flag=self.stop,
+            )
+        except BaseException as e:  # surfaced by the fixture
+            self.error = e
+        finally:
+            loop.close()
+
+    async def __aenter__(self) -> OperatorThread:
+        self.thread.start()
+        # Waited for in a worker thread: the emulator serves from this loop and must keep serving.
+        if not await asyncio.to_thread(self.ready.wait, 60):
+            raise RuntimeError(f"the operator did not start: {self.error!r}")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop.set()
+        await asyncio.to_thread(self.thread.join, 30)
+        if self.error is not None:
+            raise self.error
+
+
+class Cluster:
+    """What a test does to the cluster (kubectl's part) and sees in it."""
+
+    def __init__(self, emulator: KubeEmulator) -> None:
+        self.emulator = emulator
+
+    async def _request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        async with self.emulator.request(method, path, json=body, headers={"Content-Type": content_type}) as response:
+            payload = await response.json()
+            if response.status >= 400:
+                raise AssertionError(f"{method} {path}: {response.status} {payload.get('message')}")
+            return payload
+
+    async def apply_tenant(self, namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        body = {
+            "apiVersion": "memory.engram.dev/v1alpha1",
+            "kind": "MemoryTenant",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        }
+        return await self._request(
+            "POST", f"/apis/memory.engram.dev/v1alpha1/namespaces/{namespace}/memorytenants", body
+        )
+
+    async def patch(self, resource: str, namespace: str, name: str, patch: Any, subresource: str = "") -> Any:
+        kind = "application/json-patch+json" if isinstance(patch, list) else "application/merge-patch+json"
+        return await self._request("PATCH", self.path(resource, namespace, name) + subresource, patch, kind)
+
+    async def delete(self, resource: str, namespace: str, name: str) -> Any:
+        return await self._request("DELETE", self.path(resource, namespace, name))
+
+    @staticmethod
+    def path(resource: str, namespace: str, name: str) -> str:
+        *group_version, plural = resource.split("/")
+        prefix = "/api/v1" if group_version == ["v1"] else f"/apis/{'/'.join(group_version)}"
+        return f"{prefix}/namespaces/{namespace}/{plural}/{name}"
+
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.emulator.live(resource, namespace, name)
+
+    def tenant(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.get(TENANTS, namespace, name)
+
+    def events(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.emulator.all("v1/events")
+            if e.get("involvedObject", {}).get("name") == name
+            and e.get("involvedObject", {}).get("namespace") == namespace
+        ]
+
+    def reasons(self, namespace: str, name: str) -> set[str]:
+        return {e.get("reason") for e in self.events(namespace, name)}
+
+    async def play_deployment_controller(self, namespace: str, name: str) -> None:
+        """What kube-controller-manager would report once the pods are up: all replicas available."""
+        deployment = self.get("apps/v1/deployments", namespace, name)
+        assert deployment is not None, f"no Deployment {namespace}/{name}"
+        replicas = deployment["spec"].get("replicas", 1)
+        status = {
+            "observedGeneration": deployment["metadata"]["generation"],
+            "replicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
+        }
+        await self.patch("apps/v1/deployments", namespace, name, {"status": status}, "/status")
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 30, what: str = "") -> Any:
+    """Poll ``check`` until it returns something truthy; its last result is in the failure message."""
+    deadline = time.monotonic() + timeout
+    result = None
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or check}: last saw {result!r}")
