@@ -194,6 +194,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
         finally:
             await bus.unmark(mark)
 
+    def requests(self) -> list[rendering.Request]:
+        """Every request served so far, oldest first."""
+        return list(self._requests)
+
     def live(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The object as stored now, or None."""
         key = (kmock.resource(resource), namespace, name)

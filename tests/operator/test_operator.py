@@ -6,13 +6,17 @@ import uuid
 
 import asyncpg
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from engram.domain.models import NewMemory
+from engram.runtime import engram_session
 from engram.settings import Settings
+from engram_operator.config import Instance, OperatorConfig
 from engram_operator.manifests import secret_values
-from tests.conftest import ServerThread
-from tests.operator.harness import Cluster, eventually
+from tests.conftest import ServerThread, free_port
+from tests.operator.harness import Cluster, OperatorThread, eventually
 
 CHILDREN = {
     "v1/secrets": "engram-{}-credentials",
@@ -58,7 +62,7 @@ async def test_a_tenant_becomes_ready_with_its_children_and_serves_mcp(operator,
     status = live["status"]
     assert status["instance"] == "pg-test" and status["schema"] == f"tenant_{tenant.replace('-', '_')}"
     assert status["mcpUrl"] == f"http://engram-{tenant}.agents.svc:8080/t/{tenant}/mcp"
-    assert status["observedGeneration"] == 1
+    assert status["observedGeneration"] == 1 and "kopf" not in status
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "Provisioned": "True",
         "Ready": "True",
@@ -79,6 +83,26 @@ async def test_a_tenant_becomes_ready_with_its_children_and_serves_mcp(operator,
             assert found.structured_content["hits"]
 
 
+async def test_a_restarted_operator_resumes_without_changing_anything(emulator, cluster, operator_config):
+    tenant = name()
+    async with OperatorThread(operator_config):
+        await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+        before = cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials")
+    seen = len(emulator.requests())
+    secret = Cluster.path("v1/secrets", "agents", f"engram-{tenant}-credentials")
+
+    def since_restart(method: str) -> list:
+        return [r for r in emulator.requests()[seen:] if r.method.value == method]
+
+    async with OperatorThread(operator_config):
+        # Read twice: once on resume, once by a drift check.
+        await eventually(lambda: len([r for r in since_restart("GET") if r.url.path == secret]) >= 2)
+    changes = [r.url.path for r in since_restart("POST") + since_restart("PATCH") if "/events" not in r.url.path]
+    assert changes == [], changes
+    assert cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials") == before
+    assert phase(cluster, "agents", tenant) == "Ready"
+
+
 async def test_tenant_roles_cannot_read_each_other(operator, cluster):
     a, b = name(), name()
     await cluster.apply_tenant("agents", a, {"environment": "test"})
@@ -96,3 +120,186 @@ async def test_tenant_roles_cannot_read_each_other(operator, cluster):
             raise AssertionError("tenant a read tenant b's schema")
     finally:
         await conn.close()
+
+
+async def test_an_update_reaches_the_children(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    spec = {
+        "replicas": 2,
+        "retrieval": {"weights": {"vector": 0.7}, "topK": 8},
+        "forgetting": {"schedule": "0 4 * * *"},
+        "networkPolicy": {"enabled": True},
+    }
+    await cluster.patch("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant, {"spec": spec})
+
+    def updated():
+        deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
+        cronjob = cluster.get("batch/v1/cronjobs", "agents", f"engram-{tenant}-lifecycle")
+        env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+        return (
+            deployment["spec"]["replicas"] == 2
+            and env.get("ENGRAM_RETRIEVAL__VECTOR_WEIGHT") == "0.7"
+            and env.get("ENGRAM_RETRIEVAL__DEFAULT_TOP_K") == "8"
+            and cronjob["spec"]["schedule"] == "0 4 * * *"
+            and cluster.get("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{tenant}") is not None
+        )
+
+    await eventually(updated, what="the new spec in the Deployment, CronJob and NetworkPolicy")
+    await eventually(lambda: cluster.tenant("agents", tenant)["status"]["observedGeneration"] == 2)
+    # Until the controller reports the new replica set, the tenant is not fully available.
+    await cluster.play_deployment_controller("agents", f"engram-{tenant}")
+    await eventually(lambda: phase(cluster, "agents", tenant) == "Ready")
+
+    await cluster.patch("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant, {"spec": {"networkPolicy": None}})
+    await eventually(lambda: cluster.get("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{tenant}") is None)
+
+
+async def refused(cluster: Cluster, namespace: str, tenant: str, match: str) -> None:
+    """Refused in status (phase Failed, Provisioned False with the reason) and in a Warning event;
+    nothing was built."""
+    await eventually(lambda: phase(cluster, namespace, tenant) == "Failed", what="phase Failed")
+    provisioned = condition(cluster.tenant(namespace, tenant), "Provisioned")
+    assert provisioned["status"] == "False" and match in provisioned["message"], provisioned
+    await eventually(
+        lambda: any(e["type"] == "Warning" and match in e["message"] for e in cluster.events(namespace, tenant)),
+        what="a Warning event",
+    )
+    assert cluster.get("v1/secrets", namespace, f"engram-{tenant}-credentials") is None
+    assert cluster.get("apps/v1/deployments", namespace, f"engram-{tenant}") is None
+
+
+async def role_exists(dsn: str, tenant: str) -> bool:
+    conn = await asyncpg.connect(dsn)
+    try:
+        role = "engram_t_" + tenant.replace("-", "_")
+        return await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", role)
+    finally:
+        await conn.close()
+
+
+async def test_a_tenant_asking_for_the_other_environments_instance_is_refused(operator, cluster, prod_dsn):
+    tenant = name()
+    await cluster.apply_tenant("agents", tenant, {"environment": "test", "database": {"instance": "pg-prod"}})
+    await refused(cluster, "agents", tenant, "serves prod")
+    assert not await role_exists(prod_dsn, tenant)
+
+
+async def test_a_test_instance_whose_dsn_points_at_the_prod_server_is_refused(emulator, cluster, prod_dsn):
+    misdirected = OperatorConfig(
+        image="engram:test",
+        instances=[Instance(name="pg-test", environment="test", adminDsn=prod_dsn)],
+        driftIntervalSeconds=1,
+    )
+    async with OperatorThread(misdirected):
+        tenant = name()
+        await cluster.apply_tenant("agents", tenant, {"environment": "test"})
+        await refused(cluster, "agents", tenant, "labelled prod")
+    assert not await role_exists(prod_dsn, tenant)
+
+
+async def test_the_same_name_in_another_namespace_does_not_get_the_schema(operator, cluster):
+    tenant = name()
+    await cluster.apply_tenant("team-a", tenant, {"environment": "test"})
+    await eventually(lambda: condition(cluster.tenant("team-a", tenant), "Provisioned").get("status") == "True")
+    await cluster.apply_tenant("team-b", tenant, {"environment": "test"})
+    await refused(cluster, "team-b", tenant, f"belongs to k8s:team-a/{tenant}")
+
+
+async def test_an_invalid_spec_is_refused(operator, cluster):
+    tenant = name()
+    await cluster.apply_tenant("agents", tenant, {"environment": "test", "embedding": {"model": "litellm:openai/x"}})
+    await refused(cluster, "agents", tenant, "spec.embedding.dimension is required")
+
+
+async def test_an_unreachable_database_is_retried_with_backoff(emulator, cluster):
+    down = OperatorConfig(
+        image="engram:test",
+        instances=[Instance(name="pg-test", environment="test", adminDsn=f"postgresql://x@127.0.0.1:{free_port()}/x")],
+    )
+    async with OperatorThread(down):
+        tenant = name()
+        await cluster.apply_tenant("agents", tenant, {"environment": "test"})
+        await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("reason") == "Retrying")
+        assert phase(cluster, "agents", tenant) == "Provisioning"
+        assert "retrying in 5s" in condition(cluster.tenant("agents", tenant), "Provisioned")["message"]
+        await eventually(lambda: "Retrying" in cluster.reasons("agents", tenant))
+
+
+async def memory_count(dsn: str, schema: str) -> int | None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        if await conn.fetchval("SELECT to_regnamespace($1)", schema) is None:
+            return None
+        return await conn.fetchval(f'SELECT count(*) FROM "{schema}".memories')
+    finally:
+        await conn.close()
+
+
+async def write_one_memory(dsn: str, tenant: str, key: str) -> None:
+    async with engram_session(Settings(database_url=dsn, environment="test", tenant=tenant), dsn) as engram:
+        ctx = await engram.tenants.authenticate(tenant, key)
+        await engram.writes.write(ctx, NewMemory(content="用户偏好顺丰快递"))
+
+
+async def test_retain_keeps_the_data_and_the_tenant_can_come_back(operator, cluster, bootstrapped):
+    tenant = name()
+    live = await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    secret = credentials(cluster, "agents", tenant)
+    await write_one_memory(secret["dsn"], tenant, secret["api-key"])
+
+    await cluster.delete("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant)
+    await eventually(lambda: cluster.tenant("agents", tenant) is None, what="the finalizer released")
+    for resource, child in CHILDREN.items():
+        assert cluster.get(resource, "agents", child.format(tenant)) is None, resource
+    assert await memory_count(bootstrapped, live["status"]["schema"]) == 1
+    with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
+        await asyncpg.connect(secret["dsn"])  # retained, not open
+    assert "Deleted" in cluster.reasons("agents", tenant)
+
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    back = credentials(cluster, "agents", tenant)
+    assert back["api-key"] != secret["api-key"]
+    assert await memory_count(back["dsn"], live["status"]["schema"]) == 1
+
+
+async def test_delete_drops_the_schema_and_the_role(operator, cluster, prod_dsn):
+    tenant = name()
+    live = await ready_tenant(cluster, "agents", tenant, {"environment": "prod", "deletionPolicy": "Delete"})
+    assert live["status"]["instance"] == "pg-prod"
+    assert await memory_count(prod_dsn, live["status"]["schema"]) == 0
+    await cluster.delete("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant)
+    await eventually(lambda: cluster.tenant("agents", tenant) is None, what="the finalizer released")
+    assert await memory_count(prod_dsn, live["status"]["schema"]) is None
+    assert not await role_exists(prod_dsn, tenant)
+
+
+async def test_drift_is_repaired(operator, cluster, bootstrapped):
+    tenant = name()
+    live = await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
+    await cluster.delete("apps/v1/deployments", "agents", f"engram-{tenant}")
+    await cluster.patch("v1/services", "agents", f"engram-{tenant}", {"spec": {"ports": [{"port": 9999}]}})
+    conn = await asyncpg.connect(bootstrapped)
+    try:
+        await conn.execute(f'DROP SCHEMA "{live["status"]["schema"]}" CASCADE')
+    finally:
+        await conn.close()
+
+    await eventually(lambda: phase(cluster, "agents", tenant) == "Degraded", what="the missing Deployment noticed")
+
+    def repaired():
+        again = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
+        service = cluster.get("v1/services", "agents", f"engram-{tenant}")
+        return (
+            again
+            and again["metadata"]["uid"] != deployment["metadata"]["uid"]
+            and (service["spec"]["ports"][0]["port"] == 8080)
+        )
+
+    await eventually(repaired, what="the Deployment re-created and the Service restored")
+    assert await memory_count(bootstrapped, live["status"]["schema"]) == 0  # the schema is back (empty)
+    drift = [e["message"] for e in cluster.events("agents", tenant) if e["reason"] == "DriftRepaired"]
+    assert any("Deployment" in m for m in drift) and any("Service" in m for m in drift), drift
+    await cluster.play_deployment_controller("agents", f"engram-{tenant}")
+    await eventually(lambda: phase(cluster, "agents", tenant) == "Ready")
