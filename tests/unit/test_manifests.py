@@ -7,18 +7,6 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_crd_declares_memorytenant_with_immutable_environment():
-    crd = yaml.safe_load((ROOT / "crds" / "memorytenant.yaml").read_text())
-    assert crd["spec"]["group"] == "memory.engram.dev"
-    version = crd["spec"]["versions"][0]
-    assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}
-    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    environment = spec["properties"]["environment"]
-    assert environment["enum"] == ["test", "prod"]
-    assert environment["x-kubernetes-validations"][0]["rule"] == "self == oldSelf"
-    assert spec["properties"]["deletionPolicy"]["default"] == "Retain"
-
-
 def test_compose_uses_real_images_and_waits_for_healthy_services():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
