@@ -106,6 +106,8 @@ def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
             prefix="memory.engram.dev", key="last-handled-configuration"
         )
         settings.posting.reporting_component = "engram-operator"
+        # No watching of CRDs and namespaces: the resources are known, and RBAC need not grant it.
+        settings.scanning.disabled = True
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:

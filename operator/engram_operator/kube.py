@@ -141,6 +141,13 @@ class Kube:
             raise
         return True
 
-    async def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+    async def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> bool:
+        """Merge ``status`` into the tenant's; False when the tenant is gone."""
         path = _path(f"{GROUP}/{VERSION}", "MemoryTenant", namespace, name) + "/status"
-        await self._call("PATCH", path, {"status": status}, "application/merge-patch+json")
+        try:
+            await self._call("PATCH", path, {"status": status}, "application/merge-patch+json")
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            raise
+        return True

@@ -255,7 +255,7 @@ async def test_retain_keeps_the_data_and_the_tenant_can_come_back(operator, clus
     assert await memory_count(bootstrapped, live["status"]["schema"]) == 1
     with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
         await asyncpg.connect(secret["dsn"])  # retained, not open
-    assert "Deleted" in cluster.reasons("agents", tenant)
+    await eventually(lambda: "Deleted" in cluster.reasons("agents", tenant))
 
     await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
     back = credentials(cluster, "agents", tenant)
@@ -299,7 +299,11 @@ async def test_drift_is_repaired(operator, cluster, bootstrapped):
 
     await eventually(repaired, what="the Deployment re-created and the Service restored")
     assert await memory_count(bootstrapped, live["status"]["schema"]) == 0  # the schema is back (empty)
-    drift = [e["message"] for e in cluster.events("agents", tenant) if e["reason"] == "DriftRepaired"]
-    assert any("Deployment" in m for m in drift) and any("Service" in m for m in drift), drift
+
+    def repair_events() -> bool:
+        drift = [e["message"] for e in cluster.events("agents", tenant) if e["reason"] == "DriftRepaired"]
+        return any("Deployment/" in m for m in drift) and any("Service/" in m for m in drift)
+
+    await eventually(repair_events, what="DriftRepaired events for the Deployment and the Service")
     await cluster.play_deployment_controller("agents", f"engram-{tenant}")
     await eventually(lambda: phase(cluster, "agents", tenant) == "Ready")

@@ -1,0 +1,104 @@
+"""The Helm chart lints, renders objects that validate strictly against the Kubernetes schemas,
+checks its values against values.schema.json, and hands the operator a configuration it loads."""
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+import yaml
+
+from engram_operator.config import OperatorConfig
+from tests.operator.chart import CHART, render, rules
+
+ROOT = CHART.parents[1]
+
+
+def by_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def test_the_chart_lints_strictly():
+    report = helm.lint(
+        CHART,
+        {"instances": [{"name": "a", "environment": "test", "adminDsnSecret": {"name": "s", "key": "k"}}]},
+        strict=True,
+    )
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+@pytest.mark.parametrize(
+    "values", [{}, {"operator": {"watchNamespaces": ["agents", "agents-test"]}}], ids=["cluster", "namespaced"]
+)
+def test_every_rendered_object_validates_against_kubernetes(values):
+    objects = render(values)
+    assert {o["kind"] for o in objects} >= {"CustomResourceDefinition", "ServiceAccount", "ConfigMap", "Deployment"}
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.33", strict=True)
+
+
+def test_the_operator_runs_once_as_non_root_with_the_admin_dsns_from_secrets():
+    [deployment] = by_kind(render(), "Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] == 1 and spec["strategy"]["type"] == "Recreate"
+    pod = spec["template"]["spec"]
+    [container] = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] and container["securityContext"]["readOnlyRootFilesystem"]
+    assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert container["command"] == ["python", "-m", "engram_operator"] and "--all-namespaces" in container["args"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["ENGRAM_INSTANCE_1_ADMIN_DSN"]["valueFrom"]["secretKeyRef"] == {"name": "pg-prod-admin", "key": "dsn"}
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+
+
+def test_the_configmap_is_a_configuration_the_operator_loads(tmp_path, monkeypatch):
+    [configmap] = by_kind(render({"image": {"repository": "registry.example/engram", "tag": "1.2.3"}}), "ConfigMap")
+    path = tmp_path / "config.yaml"
+    path.write_text(configmap["data"]["config.yaml"])
+    monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
+    config = OperatorConfig.load(path)
+    assert config.image == "registry.example/engram:1.2.3"
+    assert [(i.name, i.environment) for i in config.instances] == [("pg-test", "test"), ("pg-prod", "prod")]
+    assert config.instances[1].tenant_host == "pg-prod.databases.svc:5432"
+    assert config.instances[0].admin_dsn.get_secret_value().endswith("pg-test:5432/engram")
+
+
+def test_the_crd_is_the_repositorys_and_survives_uninstall():
+    [crd] = by_kind(render(), "CustomResourceDefinition")
+    assert crd["metadata"].pop("annotations") == {"helm.sh/resource-policy": "keep"}
+    assert crd == yaml.safe_load((ROOT / "crds" / "memorytenant.yaml").read_text())
+    assert by_kind(render({"crds": {"install": False}}), "CustomResourceDefinition") == []
+
+
+def test_rbac_is_least_privilege_and_namespaced_when_asked():
+    cluster = render()
+    granted = rules(cluster)
+    assert not any("*" in rule for rule in granted)
+    assert {v for g, r, v in granted if r == "secrets"} == {"get", "create", "patch", "delete"}  # never list
+    assert len(by_kind(cluster, "ClusterRole")) == 1 and by_kind(cluster, "Role") == []
+
+    namespaced = render({"operator": {"watchNamespaces": ["agents", "agents-test"]}})
+    assert by_kind(namespaced, "ClusterRole") == [] and by_kind(namespaced, "ClusterRoleBinding") == []
+    assert sorted(r["metadata"]["namespace"] for r in by_kind(namespaced, "Role")) == ["agents", "agents-test"]
+    [deployment] = by_kind(namespaced, "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--namespace=agents" in args and "--all-namespaces" not in args
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"instances": [{"name": "pg", "environment": "staging", "adminDsnSecret": {"name": "s", "key": "k"}}]},
+        {"instances": [{"name": "pg", "environment": "test"}]},
+        {"operator": {"replicas": 2}},
+        {"image": {"repository": "engram", "pullPolicy": "Sometimes"}},
+    ],
+)
+def test_values_are_checked_by_the_schema(values):
+    with pytest.raises(helm.HelmValuesError, match="don't meet the specifications of the schema"):
+        render(values)
+
+
+def test_no_instances_is_a_clear_error():
+    with pytest.raises(helm.HelmError, match="set at least one database instance"):
+        render({"instances": []})

@@ -1,0 +1,64 @@
+"""The chart's RBAC grants exactly what the operator uses: a whole tenant lifecycle runs against the
+emulator, every call the operator makes is turned into (apiGroup, resource, verb), and the set must
+equal the rules the chart renders. A missing grant fails here instead of in a cluster; an unused one
+is a privilege to remove."""
+
+from kmock._internal import enums
+
+from tests.operator.chart import render, rules
+from tests.operator.harness import TENANTS, eventually
+from tests.operator.test_operator import CHILDREN, name, phase, ready_tenant
+
+VERBS = {
+    enums.action.FETCH: "get",
+    enums.action.LIST: "list",
+    enums.action.WATCH: "watch",
+    enums.action.CREATE: "create",
+    enums.action.UPDATE: "patch",
+    enums.action.DELETE: "delete",
+}
+
+
+def used_permissions(emulator) -> set[tuple[str, str, str]]:
+    used = set()
+    for request in emulator.requests():
+        if (
+            request.resource is None
+            or request.resource.plural is None
+            or request.headers.get("User-Agent", "").startswith("kmock/")
+        ):
+            continue  # discovery (allowed to every client), or the test's own kubectl-like calls
+        verb = VERBS.get(request.action)
+        assert verb is not None, f"an API call RBAC cannot name: {request.method} {request.url}"
+        resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
+        used.add((request.resource.group, resource, verb))
+    return used
+
+
+async def test_the_chart_grants_exactly_what_the_operator_uses(operator, emulator, cluster):
+    kept, dropped = name(), name()
+    await ready_tenant(cluster, "agents", kept, {"environment": "test", "networkPolicy": {"enabled": True}})
+    await ready_tenant(cluster, "agents", dropped, {"environment": "test", "deletionPolicy": "Delete"})
+    # Drift in every kind of child, then a deleted Deployment: each is patched or created again.
+    tampered = {"metadata": {"labels": {"app.kubernetes.io/managed-by": "someone-else"}}}
+    for resource, child in CHILDREN.items():
+        await cluster.patch(resource, "agents", child.format(kept), tampered)
+    await cluster.patch("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{kept}", tampered)
+    await cluster.delete("apps/v1/deployments", "agents", f"engram-{kept}")
+    await eventually(lambda: cluster.get("apps/v1/deployments", "agents", f"engram-{kept}"), what="drift repair")
+
+    def repaired() -> bool:
+        return all(
+            cluster.get(resource, "agents", child.format(kept))["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+            == "engram-operator"
+            for resource, child in CHILDREN.items()
+        )
+
+    await eventually(repaired, what="every child repaired")
+    await cluster.patch(TENANTS, "agents", kept, {"spec": {"replicas": 2, "networkPolicy": None}})
+    await eventually(lambda: cluster.get("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{kept}") is None)
+    for tenant in (kept, dropped):
+        await cluster.delete(TENANTS, "agents", tenant)
+        await eventually(lambda t=tenant: phase(cluster, "agents", t) is None, what=f"{tenant} deleted")
+
+    assert used_permissions(emulator) == rules(render())
