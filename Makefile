@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& echo $$p && break; done)
 
-.PHONY: install run test lint format bench clean
+.PHONY: install run test e2e lint format bench clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
@@ -26,6 +26,10 @@ run: install
 ## test: lint, then every test (starts and stops the servers it needs)
 test: install lint
 	$(BIN)/pytest -q
+
+## e2e: kind cluster, image, chart, a MemoryTenant, its MCP URL (needs Docker, kind, kubectl)
+e2e: install
+	$(BIN)/pytest -v -rs -m e2e tests/e2e
 
 lint: install
 	$(BIN)/ruff check .
