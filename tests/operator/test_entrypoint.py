@@ -1,0 +1,47 @@
+"""`python -m engram_operator`, the chart's command, as a process: bad invocations exit 2 with a
+message; a good one serves MemoryTenants and stops cleanly on SIGTERM."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import yaml
+
+from tests.operator.harness import eventually
+from tests.operator.test_operator import condition, name
+
+
+def operator_process(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "engram_operator", *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_bad_invocations_exit_2_with_a_message(tmp_path):
+    no_scope = operator_process()
+    assert no_scope.wait(30) == 2 and "--all-namespaces" in no_scope.stderr.read()
+    config = tmp_path / "config.yaml"
+    config.write_text("instances: [{name: pg, environment: staging, adminDsn: postgresql://x}]")
+    bad = operator_process("-A", env={"ENGRAM_OPERATOR_CONFIG": str(config)})
+    assert bad.wait(30) == 2 and "bad configuration" in bad.stderr.read()
+    config.write_text("instances: [{name: pg, environment: test, adminDsnEnv: ENGRAM_NOT_SET}]")
+    unset = operator_process("-A", env={"ENGRAM_OPERATOR_CONFIG": str(config)})
+    assert unset.wait(30) == 2 and "ENGRAM_NOT_SET is not set" in unset.stderr.read()
+
+
+async def test_the_operator_process_serves_tenants_and_stops_on_sigterm(emulator, cluster, bootstrapped, tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"instances": [{"name": "pg-test", "environment": "test", "adminDsnEnv": "PG"}]}))
+    process = operator_process("--namespace", "agents", env={"ENGRAM_OPERATOR_CONFIG": str(config), "PG": bootstrapped})
+    try:
+        tenant = name()
+        await cluster.apply_tenant("agents", tenant, {"environment": "test"})
+        await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("status") == "True")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0, process.stderr.read()
