@@ -113,14 +113,12 @@ class Kube:
             raise
 
     async def apply(self, manifest: dict[str, Any]) -> Applied:
-        """Create the object, or bring it back to ``manifest`` (server-side apply) if it drifted."""
+        """Create the object, or bring it back to ``manifest`` if it drifted: server-side apply either
+        way, so the operator owns every field it sets and a field it stops setting goes away."""
         meta = manifest["metadata"]
         api_version, kind, namespace, name = manifest["apiVersion"], manifest["kind"], meta["namespace"], meta["name"]
         live = await self.get(api_version, kind, namespace, name)
-        if live is None:
-            await self._call("POST", _path(api_version, kind, namespace), manifest, fieldManager=FIELD_MANAGER)
-            return "created"
-        if is_subset(manifest, live):
+        if live is not None and is_subset(manifest, live):
             return "unchanged"
         await self._call(
             "PATCH",
@@ -130,7 +128,7 @@ class Kube:
             fieldManager=FIELD_MANAGER,
             force="true",
         )
-        return "updated"
+        return "created" if live is None else "updated"
 
     async def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         try:

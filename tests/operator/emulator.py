@@ -1,11 +1,13 @@
 """kmock's Kubernetes emulator, made faithful enough for kopf (see ../shared/notes/operator-testing.md).
 
 Added over kmock 0.8: uid, resourceVersion, generation, creationTimestamp and generateName on
-create; status as a real subresource (the main resource ignores status, /status only takes it);
-409 on a patch that names a stale resourceVersion; no-op patches change nothing; watches subscribe
-before they list, so no event between the two is lost. Not emulated, on purpose: garbage
-collection by ownerReferences, controllers (a test plays the Deployment controller itself),
-admission, RBAC and schema validation (the e2e tests on a real cluster cover those).
+create; server-side apply creates missing objects (and merges like a merge patch otherwise);
+status as a real subresource (the main resource ignores status, /status only takes it); 409 on a
+merge patch naming a stale resourceVersion, 422 on a failed JSON-patch test; no-op patches change
+nothing; lists carry a resourceVersion and a watch from it replays what came after, subscribed
+before it catches up, so no event is lost. Not emulated, on purpose: garbage collection by
+ownerReferences, controllers (a test plays the Deployment controller itself), admission, RBAC
+and schema validation (the e2e tests on a real cluster cover those).
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if request.action == enums.action.CREATE:
             await self._create(request)
         elif request.action == enums.action.UPDATE and request.name is not None:
+            if self._applies_new_object(request):
+                await self._create(request)
+                return None
             return await self._patch(request)
         elif request.action == enums.action.DELETE and request.name is not None:
             await self._delete(request)
@@ -97,6 +102,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
         else:
             self._objects[key] = body
         await self._publish(request.resource, "ADDED", self._objects[key].raw)
+
+    def _applies_new_object(self, request: rendering.Request) -> bool:
+        """Server-side apply creates what does not exist yet."""
+        applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
+        key = (request.resource, request.namespace, request.name)
+        return applying and (key not in self._objects or self._objects[key].deleted)
 
     def _key(self, request: rendering.Request) -> tuple[Any, ...]:
         key = (request.resource, request.namespace, request.name)

@@ -32,6 +32,8 @@ def used_permissions(emulator) -> set[tuple[str, str, str]]:
         assert verb is not None, f"an API call RBAC cannot name: {request.method} {request.url}"
         resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
         used.add((request.resource.group, resource, verb))
+        if request.headers.get("Content-Type", "").startswith("application/apply-patch"):
+            used.add((request.resource.group, resource, "create"))  # an apply may create: RBAC checks both
     return used
 
 
