@@ -84,6 +84,15 @@ class TenantService:
         self._valid_keys.clear()
         return key
 
+    async def drop(self, name: str) -> None:
+        """Remove a tenant and all its memories for good (throwaway tenants of `engram eval`)."""
+        context = await self.resolve(name)
+        async with self._pool.acquire() as conn, conn.transaction():
+            if not await control.unregister_tenant(conn, name):
+                raise NotFound(f"tenant {name!r} not found")
+            await conn.execute(f"DROP SCHEMA {context.schema} CASCADE")
+        self._contexts.pop(name, None)
+
     async def migrate_all(self) -> dict[str, list[int]]:
         applied = {}
         for info in await self.list():

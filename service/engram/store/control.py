@@ -50,3 +50,8 @@ async def tenant_claim(conn: asyncpg.Connection, name: str) -> tuple[bool, str |
 
 async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch(f"SELECT name, schema_name, created_at FROM {S}.tenants ORDER BY name")
+
+
+async def unregister_tenant(conn: asyncpg.Connection, name: str) -> bool:
+    status = await conn.execute(f"DELETE FROM {S}.tenants WHERE name = $1", name)
+    return status.endswith(" 1")

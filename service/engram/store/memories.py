@@ -163,6 +163,15 @@ async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: b
     return to_memory(record) if record else None
 
 
+async def superseded_links(conn: asyncpg.Connection, schema: str) -> dict[UUID, UUID]:
+    """Each superseded memory -> the memory that superseded it."""
+    records = await conn.fetch(
+        f"""SELECT m.id, m.superseded_by FROM {schema}.memories m
+            WHERE m.status = 'superseded' AND m.superseded_by IS NOT NULL"""
+    )
+    return {r["id"]: r["superseded_by"] for r in records}
+
+
 async def list_page(
     conn: asyncpg.Connection,
     schema: str,

@@ -1,0 +1,46 @@
+"""`engram eval`: retrieval quality on LoCoMo and MADial-Bench, written as JSON and Markdown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engram.cli.common import app, command, with_engram
+from engram.evaluation import datasets, report
+from engram.evaluation.runner import CHANNELS_ALONE, FULL, Run, evaluate
+from engram.runtime import Engram
+from engram.settings import Settings
+
+
+@app.command("eval")
+@command
+def eval_command(
+    benchmark: Annotated[
+        list[str] | None, typer.Option("--benchmark", "-b", help="locomo, madial-zh, madial-en (default: all)")
+    ] = None,
+    split: Annotated[str, typer.Option(help="dev (tune on it), test (held out) or all")] = "test",
+    data_dir: Annotated[Path, typer.Option(help="where the benchmarks are")] = Path("../shared/data"),
+    out: Annotated[Path, typer.Option(help="folder for results.json and results.md")] = Path(".state/eval"),
+    channels: Annotated[bool, typer.Option(help="also score each channel alone and BM25")] = True,
+) -> None:
+    """Write each benchmark through the real write path into throwaway tenants, search every
+    question through the real search path, print recall@5/10, NDCG@10 and MRR."""
+    settings = Settings()
+    names = benchmark or list(datasets.LOADERS)
+    corpora = [datasets.load(name, data_dir).select(split) for name in names]
+    systems = [FULL, *(CHANNELS_ALONE if channels else [])]
+
+    async def run(engram: Engram) -> list[Run]:
+        progress = lambda line: typer.echo(line, err=True)  # noqa: E731
+        return [await evaluate(engram, c, split, systems, baseline=channels, progress=progress) for c in corpora]
+
+    runs = with_engram(settings, run)
+    out.mkdir(parents=True, exist_ok=True)
+    used = settings.retrieval.model_dump() | {"embedding_model": settings.embedding_model}
+    (out / "results.json").write_text(json.dumps(report.as_json(runs, used), indent=2))
+    markdown = report.as_markdown(runs)
+    (out / "results.md").write_text(markdown)
+    typer.echo(markdown)

@@ -1,0 +1,173 @@
+"""Benchmarks as engram sees them: groups of memories (one tenant each) and questions with the
+external ids of their gold memories. Data is read from ../shared/data, never copied."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from engram.errors import InvalidInput
+
+# Which part of each benchmark tuning may look at: the rest is held out.
+Split = str  # "dev" | "test" | "all"
+
+
+@dataclass(frozen=True)
+class EvalMemory:
+    external_id: str
+    content: str
+    occurred_at: datetime | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    id: str
+    text: str
+    gold: frozenset[str]  # external ids of the memories that answer it
+    category: str = "all"
+    asked_at: datetime | None = None  # the conversation's "now", for relative times
+
+
+@dataclass
+class EvalGroup:
+    """What one user (one tenant) has said, and what is later asked of it."""
+
+    key: str
+    memories: list[EvalMemory]
+    questions: list[EvalQuestion]
+    split: str = "dev"
+
+
+@dataclass
+class EvalCorpus:
+    name: str
+    language: str
+    groups: list[EvalGroup] = field(default_factory=list)
+
+    def select(self, split: Split) -> EvalCorpus:
+        if split not in ("dev", "test", "all"):
+            raise InvalidInput(f"split is dev, test or all, not {split!r}")
+        chosen = [g for g in self.groups if split == "all" or g.split == split]
+        return EvalCorpus(self.name, self.language, chosen)
+
+    @property
+    def questions(self) -> int:
+        return sum(len(g.questions) for g in self.groups)
+
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
+
+
+def _locomo_date(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _evidence(raw: list[str], known: set[str]) -> frozenset[str]:
+    """Gold ids cleaned of the dataset's quirks ("D8:6; D9:17", "D:11:26"); unknown ids dropped."""
+    found = {f"D{s}:{t}" for item in raw for s, t in _DIA_ID.findall(item)}
+    return frozenset(found & known)
+
+
+def load_locomo(root: Path) -> EvalCorpus:
+    """Every turn one memory ("speaker: text", a shared photo's caption appended), dated by its
+    session; questions of categories 1-4 rank the turns of their own conversation. Conversations
+    0-4 are the dev split, 5-9 the held-out test split."""
+    path = root / "locomo" / "locomo10.json"
+    corpus = EvalCorpus("locomo", "en")
+    for index, sample in enumerate(json.loads(path.read_text())):
+        conversation = sample["conversation"]
+        memories: list[EvalMemory] = []
+        latest: datetime | None = None
+        for session in sorted((k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k[8:])):
+            when = _locomo_date(conversation.get(f"{session}_date_time", ""))
+            latest = max(filter(None, [latest, when]), default=None)
+            for turn in conversation[session]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" (shares a photo: {turn['blip_caption']})"
+                memories.append(EvalMemory(turn["dia_id"], text, when, (session,)))
+        known = {m.external_id for m in memories}
+        questions = []
+        for number, qa in enumerate(sample["qa"]):
+            if qa.get("category") not in LOCOMO_CATEGORIES:
+                continue
+            gold = _evidence(qa.get("evidence", []), known)
+            if gold:
+                category = LOCOMO_CATEGORIES[qa["category"]]
+                questions.append(
+                    EvalQuestion(f"{sample['sample_id']}#{number}", qa["question"], gold, category, latest)
+                )
+        split = "dev" if index < 5 else "test"
+        corpus.groups.append(EvalGroup(sample["sample_id"], memories, questions, split))
+    return corpus
+
+
+def _json_lines(path: Path) -> Iterator[dict]:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
+_SPEAKER = re.compile(r'^<([^>]+)>:\s*"?(.*?)"?\s*$', re.S)
+
+
+def _dialogue_line(line: str) -> str | None:
+    match = _SPEAKER.match(line.strip())
+    return f"{match.group(1)}: {match.group(2)}" if match else None
+
+
+def load_madial(root: Path, language: str) -> EvalCorpus:
+    """The memory archive of each user is a tenant (the English archive carries no user id; it
+    shares ids with the Chinese one, which does); a question is the dialogue up to the turn that
+    should recall a memory. Dialogues at even positions are the dev split, odd the test split."""
+    folder = root / "madial-bench"
+    archives = {
+        lang: {k: v for d in _json_lines(folder / f"MADial-Bench-{lang}-memory.json") for k, v in d.items()}
+        for lang in (language, "zh")
+    }
+    users = {k: v["user-id"] for k, v in archives["zh"].items()}
+    corpus = EvalCorpus(f"madial-{language}", language)
+    by_user: dict[int, EvalGroup] = {}
+    for memory_id, entry in archives[language].items():
+        user = users[memory_id]
+        group = by_user.setdefault(user, EvalGroup(f"user-{user}", [], []))
+        when = datetime.strptime(entry["time"], "%Y-%m-%d").replace(tzinfo=UTC)
+        group.memories.append(EvalMemory(memory_id, entry["event"], when, (entry["scene"], entry["emotion"])))
+    groups = {
+        (user, split): EvalGroup(g.key, g.memories, [], split)
+        for user, g in by_user.items()
+        for split in ("dev", "test")
+    }
+    for index, dialogue in enumerate(_json_lines(folder / f"MADial-Bench-{language}-dialogue.json")):
+        turn = dialogue["test-turn"][0]
+        lines = [text for line in dialogue["dialogue"][1:turn] if (text := _dialogue_line(line))]
+        gold = frozenset(str(i) for i in dialogue["relevant-id"]) & set(archives[language])
+        split = "dev" if index % 2 == 0 else "test"
+        question = EvalQuestion(f"{corpus.name}#{index}", "\n".join(lines)[-4000:], gold)
+        groups[(dialogue["user-id"], split)].questions.append(question)
+    corpus.groups = [g for g in groups.values() if g.questions]
+    return corpus
+
+
+LOADERS = {
+    "locomo": load_locomo,
+    "madial-zh": lambda root: load_madial(root, "zh"),
+    "madial-en": lambda root: load_madial(root, "en"),
+}
+
+
+def load(name: str, root: Path) -> EvalCorpus:
+    if name not in LOADERS:
+        raise InvalidInput(f"unknown benchmark {name!r}; choose from {', '.join(LOADERS)}")
+    if not root.is_dir():
+        raise InvalidInput(f"no benchmark data at {root} (expected ../shared/data or --data-dir)")
+    return LOADERS[name](root)

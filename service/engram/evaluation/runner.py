@@ -1,0 +1,131 @@
+"""Run a benchmark through engram: each group's memories through the real write path into a
+throwaway tenant, each question through the real search path, for every system configuration."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.domain.models import MemoryType, NewMemory
+from engram.domain.search import SearchRequest
+from engram.evaluation.baselines import bm25_ranker
+from engram.evaluation.datasets import EvalCorpus, EvalGroup
+from engram.evaluation.metrics import Scores, by_category
+from engram.runtime import Engram
+from engram.services.search import SearchService
+from engram.store import memories as repo
+from engram.store.schema import TenantContext
+
+DEPTH = 10  # ranks scored (recall@10, NDCG@10)
+
+
+@dataclass(frozen=True)
+class System:
+    """One retrieval configuration: settings overrides on top of the configured ones."""
+
+    name: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+CHANNELS_ALONE = [
+    System("vector only", {"vector_weight": 1.0, "keyword_weight": 0.0, "rule_weight": 0.0}),
+    System("keyword only", {"vector_weight": 0.0, "keyword_weight": 1.0, "rule_weight": 0.0}),
+]
+FULL = System("engram")
+BM25 = "bm25 (baseline)"
+
+
+@dataclass
+class Run:
+    corpus: str
+    split: str
+    scores: dict[str, dict[str, Scores]]  # system -> category -> scores
+    write_seconds: float
+    memories: int
+    search_ms: dict[str, float]  # system -> mean latency per question
+
+
+def searcher(engram: Engram, system: System) -> SearchService:
+    # Ranking quality is measured over the whole top 10: no minimum score cuts it short.
+    settings = engram.settings.retrieval.model_copy(update={"min_score": 0.0, **system.overrides})
+    return SearchService(engram.pool, engram.embedders, engram.cache, settings, engram.settings.lifecycle.layer_weights)
+
+
+async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> dict[str, str]:
+    """Write the memories in batches; returns external id -> id of the memory holding that fact
+    now (dedup may have merged two turns into one memory, or superseded one by a later one)."""
+    holder: dict[str, str] = {}
+    batch = engram.settings.max_batch_size
+    for start in range(0, len(group.memories), batch):
+        chunk = group.memories[start : start + batch]
+        items = [
+            NewMemory(
+                content=m.content,
+                type=MemoryType.event,
+                occurred_at=m.occurred_at,
+                tags=list(m.tags),
+                external_id=m.external_id,
+            )
+            for m in chunk
+        ]
+        for memory, result in zip(chunk, await engram.writes.write_batch(ctx, items), strict=True):
+            holder[memory.external_id] = str(result.memory.id)
+    async with engram.pool.acquire() as conn:
+        successor = {str(k): str(v) for k, v in (await repo.superseded_links(conn, ctx.schema)).items()}
+    for external_id, memory_id in holder.items():
+        seen = set()
+        while memory_id in successor and memory_id not in seen:
+            seen.add(memory_id)
+            memory_id = successor[memory_id]
+        holder[external_id] = memory_id
+    return holder
+
+
+async def evaluate(
+    engram: Engram,
+    corpus: EvalCorpus,
+    split: str,
+    systems: Sequence[System],
+    *,
+    baseline: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Run:
+    rankings: dict[str, list[tuple[str, list[str], frozenset[str]]]] = {s.name: [] for s in systems}
+    elapsed: dict[str, float] = {s.name: 0.0 for s in systems}
+    if baseline:
+        rankings[BM25] = []
+    services = {s.name: searcher(engram, s) for s in systems}
+    write_seconds, memories = 0.0, 0
+    for group in corpus.groups:
+        ctx, _ = await engram.tenants.create(f"eval-{uuid.uuid4().hex[:12]}")
+        try:
+            started = time.perf_counter()
+            holder = await load_group(engram, ctx, group)
+            write_seconds += time.perf_counter() - started
+            memories += len(group.memories)
+            progress(f"{corpus.name} {group.key}: {len(group.memories)} memories, {len(group.questions)} questions")
+            for name, service in services.items():
+                for question in group.questions:
+                    gold = frozenset(holder[g] for g in question.gold)
+                    started = time.perf_counter()
+                    result = await service.search(ctx, SearchRequest(query=question.text, top_k=DEPTH))
+                    elapsed[name] += time.perf_counter() - started
+                    rankings[name].append((question.category, [str(h.memory.id) for h in result.hits], gold))
+            if baseline:
+                rank = bm25_ranker(group, DEPTH)
+                for question in group.questions:
+                    rankings[BM25].append((question.category, rank(question.text), question.gold))
+        finally:
+            await engram.tenants.drop(ctx.name)
+    questions = max(corpus.questions, 1)
+    return Run(
+        corpus=corpus.name,
+        split=split,
+        scores={name: by_category(rows) for name, rows in rankings.items()},
+        write_seconds=write_seconds,
+        memories=memories,
+        search_ms={name: 1000 * seconds / questions for name, seconds in elapsed.items()},
+    )
