@@ -17,8 +17,9 @@ Environment = Literal["test", "prod"]
 class RetrievalSettings(BaseModel):
     """Hybrid search knobs; weights need not sum to one (they are renormalised)."""
 
-    vector_weight: float = Field(0.5, ge=0)
-    keyword_weight: float = Field(0.3, ge=0)
+    # Chosen by `engram eval --grid --split dev` (docs/benchmarks.md); rule fires on identifiers only.
+    vector_weight: float = Field(0.2, ge=0)
+    keyword_weight: float = Field(0.6, ge=0)
     rule_weight: float = Field(0.2, ge=0)
     candidates: int = Field(20, ge=1, le=200, description="candidates per channel")
     default_top_k: int = Field(5, ge=1)
@@ -26,6 +27,10 @@ class RetrievalSettings(BaseModel):
     hnsw_ef_search: int = Field(64, ge=10, le=1000)
     # Hits below this fused score are not returned: an agent's context is better empty than noisy.
     min_score: float = Field(0.15, ge=0, le=1)
+    # Neighbours in the same conversation (session_id, write order) lend a hit context.
+    context_weight: float = Field(0.5, ge=0, le=1, description="0 turns conversation context off")
+    context_radius: int = Field(2, ge=1, le=10, description="neighbours on each side")
+    context_anchors: int = Field(20, ge=1, le=200, description="top fused hits that lend context")
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:

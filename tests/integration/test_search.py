@@ -58,11 +58,11 @@ async def test_explain_lists_every_channel_and_the_fused_ranking(engram, tenant)
     await seed(engram, ctx)
     result = await engram.search.search(ctx, SearchRequest(query="coffee order 12345", explain=True, top_k=3))
     e = result.explanation
-    assert set(e.candidates) == {Channel.vector, Channel.keyword, Channel.rule}
+    assert set(e.candidates) == {Channel.vector, Channel.keyword, Channel.rule, Channel.context}
     assert len(e.candidates[Channel.vector]) == len(FACTS)
     assert [h.rank for h in e.candidates[Channel.vector]] == list(range(1, len(FACTS) + 1))
     assert [f.id for f in e.fused[:3]] == [h.memory.id for h in result.hits]
-    assert e.weights.vector == 0.5 and e.weights.keyword == 0.3 and e.weights.rule == 0.2
+    assert e.weights.vector == 0.2 and e.weights.keyword == 0.6 and e.weights.rule == 0.2
     assert {"coffe", "order", "12345"} <= set(e.query_tokens)  # stemmed
     assert set(e.token_idf) == set(e.query_tokens)
     assert e.token_idf["12345"] > e.token_idf["order"]  # 12345 is in one memory, "order" in two
@@ -138,3 +138,24 @@ async def test_query_embeddings_are_cached(engram, tenant):
     await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
     await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
     assert engram.cache.hits == before + 1
+
+
+async def test_the_turn_after_a_question_borrows_its_context(engram, tenant):
+    """The answer often shares no word with the query: its conversation neighbour does."""
+    ctx, _ = tenant
+    turns = [
+        "Alice: Have you picked a venue for the team offsite yet?",
+        "Bob: Yes, the lakeside lodge in Tahoe, booked for three nights.",
+        "Alice: Great, I will send the calendar invite.",
+    ]
+    elsewhere = "Carol: Bob told me the cabin has a hot tub."  # same words nearby, other conversation
+    items = [NewMemory(content=t, session_id="chat-1") for t in turns]
+    written = await engram.writes.write_batch(ctx, [*items, NewMemory(content=elsewhere, session_id="chat-2")])
+    answer = written[1].memory
+    result = await engram.search.search(ctx, SearchRequest(query="which venue for the offsite", top_k=3, explain=True))
+    ranked = [h.memory.id for h in result.hits]
+    assert ranked[:2] == [written[0].memory.id, answer.id]
+    hit = next(h for h in result.hits if h.memory.id == answer.id)
+    assert hit.channels.keyword == 0 and hit.channels.context > 0
+    lent = {h.id for h in result.explanation.candidates[Channel.context]}
+    assert answer.id in lent and written[3].memory.id not in lent

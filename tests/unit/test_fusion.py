@@ -1,6 +1,6 @@
 import uuid
 
-from engram.domain.search import ChannelHit, Weights, fuse
+from engram.domain.search import ChannelHit, ChannelScores, FusedHit, Link, QueryShape, Weights, add_context, fuse
 
 W = Weights(vector=0.5, keyword=0.3, rule=0.2)
 
@@ -47,3 +47,44 @@ def test_cross_language_vector_hit_is_not_drowned_by_a_weak_keyword_match():
         W,
     )
     assert fused[0].id == other_language
+
+
+def test_a_channel_that_cannot_speak_is_left_out_of_the_mean():
+    a = ids(1)[0]
+    no_identifiers = QueryShape(language="en", keywords=True, identifiers=False)
+    [hit] = fuse({a: 0.5}, [ChannelHit(id=a, score=1.0, rank=1)], [], W, no_identifiers)
+    assert hit.score == round((0.5 * 0.5 + 0.3 * 1.0) / (0.5 + 0.3), 6)
+
+
+def test_a_memory_in_the_other_language_is_not_penalised_for_sharing_no_words():
+    english, chinese = ids(2)
+    shape = QueryShape(language="zh", keywords=True, identifiers=False)
+    fused = fuse(
+        {english: 0.7, chinese: 0.5},
+        [ChannelHit(id=chinese, score=0.2, rank=1)],
+        [],
+        W,
+        shape,
+        {english: "en", chinese: "zh"},
+    )
+    scores = {h.id: h.score for h in fused}
+    assert scores[english] == 0.7  # the keyword channel cannot speak across languages
+    assert scores[chinese] == round((0.5 * 0.5 + 0.3 * 0.2) / 0.8, 6)
+    assert fused[0].id == english
+
+
+def test_context_lifts_the_neighbours_of_a_strong_hit_within_0_and_1():
+    anchor, next_turn, two_away, stranger = ids(4)
+    fused = [
+        FusedHit(id=anchor, score=0.8, channels=ChannelScores()),
+        FusedHit(id=stranger, score=0.3, channels=ChannelScores()),
+        FusedHit(id=next_turn, score=0.25, channels=ChannelScores()),
+        FusedHit(id=two_away, score=0.25, channels=ChannelScores()),
+    ]
+    links = [Link(anchor, next_turn, 1), Link(anchor, two_away, 2), Link(next_turn, anchor, 1)]
+    lifted = {h.id: h for h in add_context(fused, links, weight=0.5)}
+    assert lifted[next_turn].score == round(0.25 + 0.5 * 0.8 * 0.75, 6)
+    assert lifted[two_away].score == round(0.25 + 0.5 * 0.4 * 0.75, 6)
+    assert lifted[stranger].score == 0.3 and lifted[stranger].channels.context == 0
+    assert lifted[anchor].score <= 1 and lifted[next_turn].channels.context == 0.8
+    assert [h.id for h in add_context(fused, links, 0.5)][:2] == [anchor, next_turn]

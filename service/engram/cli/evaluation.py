@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import app, command, with_engram
-from engram.evaluation import datasets, report
+from engram.evaluation import datasets, report, tuning
 from engram.evaluation.runner import CHANNELS_ALONE, FULL, Run, evaluate
 from engram.runtime import Engram
 from engram.settings import Settings
@@ -25,20 +25,29 @@ def eval_command(
     data_dir: Annotated[Path, typer.Option(help="where the benchmarks are")] = Path("../shared/data"),
     out: Annotated[Path, typer.Option(help="folder for results.json and results.md")] = Path(".state/eval"),
     channels: Annotated[bool, typer.Option(help="also score each channel alone and BM25")] = True,
+    grid: Annotated[bool, typer.Option(help="grid-search fusion weights and candidates (use --split dev)")] = False,
 ) -> None:
     """Write each benchmark through the real write path into throwaway tenants, search every
     question through the real search path, print recall@5/10, NDCG@10 and MRR."""
     settings = Settings()
     names = benchmark or list(datasets.LOADERS)
     corpora = [datasets.load(name, data_dir).select(split) for name in names]
-    systems = [FULL, *(CHANNELS_ALONE if channels else [])]
+    systems = tuning.grid_systems() if grid else [FULL, *(CHANNELS_ALONE if channels else [])]
 
     async def run(engram: Engram) -> list[Run]:
         progress = lambda line: typer.echo(line, err=True)  # noqa: E731
-        return [await evaluate(engram, c, split, systems, baseline=channels, progress=progress) for c in corpora]
+        baseline = channels and not grid
+        return [await evaluate(engram, c, split, systems, baseline=baseline, progress=progress) for c in corpora]
 
     runs = with_engram(settings, run)
     out.mkdir(parents=True, exist_ok=True)
+    if grid:
+        ranked = tuning.rank_settings(runs, systems)
+        table = tuning.as_markdown(ranked)
+        (out / "grid.md").write_text(table + "\n")
+        typer.echo(table)
+        typer.echo(f"\nbest on the {split} split: {ranked[0].system.name} (mean NDCG@10 {ranked[0].mean:.3f})")
+        return
     used = settings.retrieval.model_dump() | {"embedding_model": settings.embedding_model}
     (out / "results.json").write_text(json.dumps(report.as_json(runs, used), indent=2))
     markdown = report.as_markdown(runs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from uuid import UUID
 
@@ -14,6 +15,7 @@ class Channel(StrEnum):
     vector = "vector"
     keyword = "keyword"
     rule = "rule"
+    context = "context"  # lent by neighbouring memories of the same conversation
 
 
 class ChannelHit(BaseModel):
@@ -32,6 +34,7 @@ class ChannelScores(BaseModel):
     vector: float = 0.0
     keyword: float = 0.0
     rule: float = 0.0
+    context: float = Field(0.0, description="best score among its conversation neighbours, divided by distance")
 
 
 class FusedHit(BaseModel):
@@ -88,20 +91,49 @@ def prefer_layers(fused: list[FusedHit], layers: dict[UUID, Layer], weights: dic
     return adjusted
 
 
+@dataclass(frozen=True)
+class QueryShape:
+    """Which channels can speak for a query: a channel that cannot is left out of the weights."""
+
+    language: str = "und"  # zh | en | und
+    keywords: bool = True  # the query has tokens for the keyword channel
+    identifiers: bool = True  # the query holds identifiers for the rule channel
+
+
+@dataclass(frozen=True)
+class Link:
+    """``neighbour`` was written ``distance`` places from ``anchor`` in the same conversation."""
+
+    anchor: UUID
+    neighbour: UUID
+    distance: int
+
+
+def _crosses_language(query: str, memory: str | None) -> bool:
+    return query in ("zh", "en") and memory in ("zh", "en") and query != memory
+
+
 def fuse(
     vector_similarity: dict[UUID, float],
     keyword: list[ChannelHit],
     rule: list[ChannelHit],
     weights: Weights,
+    shape: QueryShape | None = None,
+    languages: dict[UUID, str] | None = None,
 ) -> list[FusedHit]:
-    """Weighted sum of per-channel scores, each on an absolute 0..1 scale, best first.
+    """Weighted mean of per-channel scores, each on an absolute 0..1 scale, best first.
 
     Scores, not ranks, are fused: plain reciprocal-rank fusion lets keyword hits (which only
     come from the query's own language) drown cross-language vector hits. The vector score is
     the cosine similarity itself (known for every candidate), the keyword score is the share of
     the query's idf a memory holds, and the rule score the share of the query's identifiers.
+    A channel that cannot speak for a memory is left out of its mean: the rule channel when the
+    query holds no identifiers, the keyword channel when the query has no tokens or is written
+    in the other language than the memory (so a Chinese query is not penalised for failing to
+    share words with an English memory).
     """
-    total = weights.vector + weights.keyword + weights.rule
+    shape = shape or QueryShape()
+    languages = languages or {}
     keyword_norm = {h.id: min(1.0, h.score) for h in keyword}
     rule_norm = {h.id: min(1.0, h.score) for h in rule}
     ids = set(vector_similarity) | set(keyword_norm) | set(rule_norm)
@@ -112,7 +144,28 @@ def fuse(
             keyword=keyword_norm.get(memory_id, 0.0),
             rule=rule_norm.get(memory_id, 0.0),
         )
-        value = (weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule) / total
-        fused.append(FusedHit(id=memory_id, score=round(value, 6), channels=scores))
+        keyword_speaks = shape.keywords and not _crosses_language(shape.language, languages.get(memory_id))
+        total = weights.vector + weights.keyword * keyword_speaks + weights.rule * shape.identifiers
+        value = weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule
+        fused.append(FusedHit(id=memory_id, score=round(value / total, 6) if total > 0 else 0.0, channels=scores))
     fused.sort(key=lambda h: (-h.score, str(h.id)))
     return fused
+
+
+def add_context(fused: list[FusedHit], links: list[Link], weight: float) -> list[FusedHit]:
+    """A memory next to a strong hit in the same conversation is lifted towards it: the answer to
+    a question is often the turn after the one that shares its words. score += weight x lift x
+    (1 - score), where lift is the best neighbour's score divided by its distance; stays in 0..1."""
+    score_of = {h.id: h.score for h in fused}
+    lift: dict[UUID, float] = {}
+    for link in links:
+        lent = score_of.get(link.anchor, 0.0) / link.distance
+        lift[link.neighbour] = max(lift.get(link.neighbour, 0.0), lent)
+    out = []
+    for h in fused:
+        context = lift.get(h.id, 0.0)
+        score = h.score + weight * context * (1 - h.score)
+        channels = h.channels.model_copy(update={"context": round(context, 6)})
+        out.append(h.model_copy(update={"score": round(score, 6), "channels": channels}))
+    out.sort(key=lambda h: (-h.score, str(h.id)))
+    return out

@@ -22,6 +22,7 @@ class EvalMemory:
     content: str
     occurred_at: datetime | None = None
     tags: tuple[str, ...] = ()
+    conversation: str | None = None  # written as session_id: neighbours lend context
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ def load_locomo(root: Path) -> EvalCorpus:
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" (shares a photo: {turn['blip_caption']})"
-                memories.append(EvalMemory(turn["dia_id"], text, when, (session,)))
+                conversation_id = f"{sample['sample_id']}/{session}"
+                memories.append(EvalMemory(turn["dia_id"], text, when, (session,), conversation_id))
         known = {m.external_id for m in memories}
         questions = []
         for number, qa in enumerate(sample["qa"]):

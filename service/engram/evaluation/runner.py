@@ -68,6 +68,7 @@ async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> di
                 occurred_at=m.occurred_at,
                 tags=list(m.tags),
                 external_id=m.external_id,
+                session_id=m.conversation,
             )
             for m in chunk
         ]

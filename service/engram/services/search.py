@@ -17,13 +17,18 @@ from engram.domain.search import (
     Channel,
     ChannelHit,
     Explanation,
+    FusedHit,
+    Link,
+    QueryShape,
     SearchHit,
     SearchRequest,
     SearchResult,
     Weights,
+    add_context,
     fuse,
     prefer_layers,
 )
+from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
 from engram.settings import RetrievalSettings
@@ -74,16 +79,28 @@ class SearchService:
             channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
             channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
         )
+        shape = QueryShape(guess_language(request.query), bool(keyword.tsquery), bool(identifiers))
         candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
         async with self._pool.acquire() as conn:
-            rows = (
-                await repo.hydrate(conn, ctx.schema, candidate_ids, embedding, ctx.embedding_model)
-                if candidate_ids
-                else {}
-            )
-            similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
+            rows = await self._hydrate(conn, ctx, candidate_ids, embedding)
+
+            def fused_now() -> list[FusedHit]:
+                similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
+                languages = {memory_id: memory.language for memory_id, (memory, _) in rows.items()}
+                return fuse(similarity, keyword_hits, rule_hits, weights, shape, languages)
+
+            fused, links = fused_now(), []
+            if s.context_weight > 0 and fused:
+                anchors = [h.id for h in fused[: s.context_anchors]]
+                found = await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
+                links = [Link(*link) for link in found]
+                newcomers = [link.neighbour for link in links if link.neighbour not in rows]
+                if newcomers:  # fused with their own similarity before they borrow any context
+                    rows |= await self._hydrate(conn, ctx, list(dict.fromkeys(newcomers)), embedding)
+                    fused = fused_now()
+                fused = add_context(fused, links, s.context_weight)
             fused = prefer_layers(
-                [h for h in fuse(similarity, keyword_hits, rule_hits, weights) if h.score > 0],
+                [h for h in fused if h.score > 0],
                 {memory_id: memory.layer for memory_id, (memory, _) in rows.items()},
                 self._layer_weights,
             )
@@ -98,6 +115,7 @@ class SearchService:
             hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
         explanation = None
         if request.explain:
+            context_hits = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
             explanation = Explanation(
                 weights=weights,
                 query_tokens=keyword.tokens,
@@ -107,10 +125,19 @@ class SearchService:
                     Channel.vector: vector_hits,
                     Channel.keyword: keyword_hits,
                     Channel.rule: rule_hits,
+                    Channel.context: [
+                        ChannelHit(id=h.id, score=h.channels.context, rank=i)
+                        for i, h in enumerate(context_hits, start=1)
+                    ],
                 },
                 fused=fused,
             )
         return SearchResult(hits=hits, explanation=explanation)
+
+    async def _hydrate(self, conn: asyncpg.Connection, ctx: TenantContext, ids: list, embedding: np.ndarray) -> dict:
+        if not ids:
+            return {}
+        return await repo.hydrate(conn, ctx.schema, ids, embedding, ctx.embedding_model)
 
     async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
         """IDF from ANALYZE's statistics on large tenants, from exact counts on small ones."""

@@ -376,6 +376,29 @@ async def rule_candidates(
     return _hits(records)
 
 
+async def neighbours(
+    conn: asyncpg.Connection, schema: str, ids: list[UUID], radius: int, f: MemoryFilter
+) -> list[tuple[UUID, UUID, int]]:
+    """(anchor, neighbour, distance) for the memories written just before and after each anchor in
+    its conversation (same session_id), among those the filter admits."""
+    params = Params(ids, radius)
+    admitted = where(f, params)
+    records = await conn.fetch(
+        f"""SELECT a.id AS anchor, n.id AS neighbour, n.distance FROM {schema}.memories a
+            CROSS JOIN LATERAL (
+                (SELECT m.id, row_number() OVER (ORDER BY m.seq DESC) AS distance FROM {schema}.memories m
+                 WHERE m.session_id = a.session_id AND m.seq < a.seq AND {admitted}
+                 ORDER BY m.seq DESC LIMIT $2)
+                UNION ALL
+                (SELECT m.id, row_number() OVER (ORDER BY m.seq) AS distance FROM {schema}.memories m
+                 WHERE m.session_id = a.session_id AND m.seq > a.seq AND {admitted}
+                 ORDER BY m.seq LIMIT $2)) AS n
+            WHERE a.id = ANY($1::uuid[]) AND a.session_id IS NOT NULL""",
+        *params.values,
+    )
+    return [(r["anchor"], r["neighbour"], int(r["distance"])) for r in records]
+
+
 async def hydrate(
     conn: asyncpg.Connection, schema: str, ids: list[UUID], embedding: np.ndarray, model: str
 ) -> dict[UUID, tuple[Memory, float]]:
