@@ -8,13 +8,13 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& echo $$p && break; done)
 
-.PHONY: install run test e2e lint format bench clean
+.PHONY: install run test e2e lint format bench eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,operator]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,operator,eval]'
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
@@ -42,6 +42,11 @@ format: install
 ## bench: write throughput and search latency at 10k memories (prints figures)
 bench: install
 	$(BIN)/python benchmarks/bench.py
+
+## eval: retrieval quality on LoCoMo and MADial-Bench (../shared/data), held-out split (prints figures)
+eval: install
+	$(BIN)/engram migrate >/dev/null
+	$(BIN)/engram eval --split test
 
 clean:
 	-$(BIN)/engram db stop 2>/dev/null
