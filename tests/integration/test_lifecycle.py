@@ -182,3 +182,18 @@ async def test_consolidation_merges_redundancy_left_by_loose_writes(engram, tena
     kept = await engram.memories.get(ctx, pair.kept)
     assert kept.access_count == 2 and (await engram.memories.get(ctx, pair.superseded)).superseded_by == kept.id
     assert len(await memories_of(engram, ctx)) == 2
+
+
+async def test_the_same_event_on_different_days_is_two_memories(engram, tenant):
+    ctx, _ = tenant
+    march = await engram.writes.write(
+        ctx, NewMemory(content="Went to the dentist for a cleaning", occurred_at=datetime(2026, 3, 4, tzinfo=UTC))
+    )
+    june = await engram.writes.write(
+        ctx, NewMemory(content="Went to the dentist for a cleaning.", occurred_at=datetime(2026, 6, 16, tzinfo=UTC))
+    )
+    again = await engram.writes.write(
+        ctx, NewMemory(content="Went to the dentist for a cleaning!", occurred_at=datetime(2026, 6, 16, 15, tzinfo=UTC))
+    )
+    assert march.outcome == "created" and june.outcome == "created" and june.memory.id != march.memory.id
+    assert again.outcome in ("touched", "duplicate") and again.memory.id == june.memory.id

@@ -35,7 +35,7 @@ async def test_write_search_get_forget_restore_purge(api):
     found = await client.post(f"{base}/search", json={"query": "顺丰", "explain": True})
     body = found.json()
     assert body["hits"][0]["memory"]["id"] == memory["id"]
-    assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule", "context"}
+    assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule", "context", "time"}
 
     assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 3  # 2 writes, 1 hit
     forgotten = await client.post(f"{base}/memories/{memory['id']}/forget", json={"reason": "asked"})

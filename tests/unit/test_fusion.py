@@ -1,6 +1,18 @@
 import uuid
+from datetime import UTC, datetime
 
-from engram.domain.search import ChannelHit, ChannelScores, FusedHit, Link, QueryShape, Weights, add_context, fuse
+from engram.domain.search import (
+    ChannelHit,
+    ChannelScores,
+    FusedHit,
+    Link,
+    QueryShape,
+    Weights,
+    add_context,
+    fuse,
+    in_time,
+    prefer_recent,
+)
 
 W = Weights(vector=0.5, keyword=0.3, rule=0.2)
 
@@ -88,3 +100,24 @@ def test_context_lifts_the_neighbours_of_a_strong_hit_within_0_and_1():
     assert lifted[stranger].score == 0.3 and lifted[stranger].channels.context == 0
     assert lifted[anchor].score <= 1 and lifted[next_turn].channels.context == 0.8
     assert [h.id for h in add_context(fused, links, 0.5)][:2] == [anchor, next_turn]
+
+
+def test_a_named_time_keeps_other_times_behind_without_promoting_the_irrelevant():
+    relevant_then, relevant_other_time, irrelevant_then = ids(3)
+    fused = [
+        FusedHit(id=relevant_other_time, score=0.6, channels=ChannelScores()),
+        FusedHit(id=relevant_then, score=0.5, channels=ChannelScores()),
+        FusedHit(id=irrelevant_then, score=0.1, channels=ChannelScores()),
+    ]
+    ranked = in_time(fused, {relevant_then, irrelevant_then}, outside_factor=0.5)
+    assert [h.id for h in ranked] == [relevant_then, relevant_other_time, irrelevant_then]
+
+
+def test_last_time_puts_the_latest_of_equal_matches_first():
+    older, newer = ids(2)
+    fused = [
+        FusedHit(id=older, score=0.5, channels=ChannelScores()),
+        FusedHit(id=newer, score=0.5, channels=ChannelScores()),
+    ]
+    times = {older: datetime(2026, 1, 1, tzinfo=UTC), newer: datetime(2026, 6, 1, tzinfo=UTC)}
+    assert [h.id for h in prefer_recent(fused, times, 0.1)] == [newer, older]

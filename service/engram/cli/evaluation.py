@@ -19,10 +19,12 @@ from engram.settings import Settings
 @command
 def eval_command(
     benchmark: Annotated[
-        list[str] | None, typer.Option("--benchmark", "-b", help="locomo, madial-zh, madial-en (default: all)")
+        list[str] | None,
+        typer.Option("--benchmark", "-b", help="locomo, madial-zh, madial-en, crosslingual (default: all)"),
     ] = None,
     split: Annotated[str, typer.Option(help="dev (tune on it), test (held out) or all")] = "test",
-    data_dir: Annotated[Path, typer.Option(help="where the benchmarks are")] = Path("../shared/data"),
+    data_dir: Annotated[Path, typer.Option(help="where the public benchmarks are")] = Path("../shared/data"),
+    own_data: Annotated[Path, typer.Option(help="where engram's own sets are")] = Path("tests/data"),
     out: Annotated[Path, typer.Option(help="folder for results.json and results.md")] = Path(".state/eval"),
     channels: Annotated[bool, typer.Option(help="also score each channel alone and BM25")] = True,
     grid: Annotated[bool, typer.Option(help="grid-search fusion weights and candidates (use --split dev)")] = False,
@@ -30,8 +32,8 @@ def eval_command(
     """Write each benchmark through the real write path into throwaway tenants, search every
     question through the real search path, print recall@5/10, NDCG@10 and MRR."""
     settings = Settings()
-    names = benchmark or list(datasets.LOADERS)
-    corpora = [datasets.load(name, data_dir).select(split) for name in names]
+    names = benchmark or [*datasets.LOADERS, *datasets.OWN]
+    corpora = [datasets.load(name, data_dir, own_data).select(split) for name in names]
     systems = tuning.grid_systems() if grid else [FULL, *(CHANNELS_ALONE if channels else [])]
 
     async def run(engram: Engram) -> list[Run]:

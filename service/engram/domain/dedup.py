@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from pydantic import BaseModel, Field
+
+# Two events this far apart are two events ("went to the dentist" in March and in June).
+DISTINCT_EVENTS = timedelta(days=1)
 
 
 class Thresholds(BaseModel):
@@ -10,3 +15,8 @@ class Thresholds(BaseModel):
 
     touch: float = Field(ge=0, le=1, description="at or above (same numbers, no conflict cue): the same fact")
     judge: float = Field(ge=0, le=1, description="at or above: ask the judge how the two relate")
+
+
+def happened_apart(a: datetime | None, b: datetime | None) -> bool:
+    """Whether two memories record things that happened at clearly different times."""
+    return a is not None and b is not None and abs(a - b) >= DISTINCT_EVENTS

@@ -122,6 +122,8 @@ class MemoryFilter(BaseModel):
     statuses: list[Status] = Field(default_factory=lambda: [Status.active])
     created_after: datetime | None = None
     created_before: datetime | None = None
+    occurred_after: datetime | None = Field(None, description="when it happened (its creation if unknown), inclusive")
+    occurred_before: datetime | None = Field(None, description="exclusive")
     session_id: str | None = None
     task_id: str | None = None
     tags: list[str] | None = Field(None, description="memories carrying all of these tags")

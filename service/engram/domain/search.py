@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from uuid import UUID
 
@@ -16,6 +17,7 @@ class Channel(StrEnum):
     keyword = "keyword"
     rule = "rule"
     context = "context"  # lent by neighbouring memories of the same conversation
+    time = "time"  # memories of the time the query names ("last week", "五月")
 
 
 class ChannelHit(BaseModel):
@@ -55,10 +57,21 @@ class SearchHit(BaseModel):
     channels: ChannelScores
 
 
+class TimeFilter(BaseModel):
+    """A time the query named ("last week", "五月"), as the window it was resolved to."""
+
+    phrase: str
+    start: datetime
+    end: datetime
+
+
 class Explanation(BaseModel):
     """Everything needed to see why a memory was (not) found."""
 
     weights: Weights
+    searched_text: str = Field(description="the query as searched: without its time words")
+    time_window: TimeFilter | None = None
+    prefer_recent: bool = Field(False, description="the query asked for the latest (上次, last time, recently)")
     query_tokens: list[str]
     token_idf: dict[str, float] = Field(description="weight of each query token in the keyword channel")
     query_identifiers: list[str]
@@ -73,6 +86,9 @@ class SearchRequest(BaseModel):
     top_k: int | None = Field(None, ge=1, description="default 5, capped by the server")
     filter: MemoryFilter = Field(default_factory=MemoryFilter)
     explain: bool = False
+    now: datetime | None = Field(
+        None, description="the reference time for 'last week', '上次' and the like (default: the server's clock)"
+    )
 
 
 class SearchResult(BaseModel):
@@ -120,6 +136,7 @@ def fuse(
     weights: Weights,
     shape: QueryShape | None = None,
     languages: dict[UUID, str] | None = None,
+    cross_language: float = 1.0,
 ) -> list[FusedHit]:
     """Weighted mean of per-channel scores, each on an absolute 0..1 scale, best first.
 
@@ -130,7 +147,8 @@ def fuse(
     A channel that cannot speak for a memory is left out of its mean: the rule channel when the
     query holds no identifiers, the keyword channel when the query has no tokens or is written
     in the other language than the memory (so a Chinese query is not penalised for failing to
-    share words with an English memory).
+    share words with an English memory); such a memory's mean is then scaled by
+    ``cross_language``, as it rests on fewer kinds of evidence.
     """
     shape = shape or QueryShape()
     languages = languages or {}
@@ -144,12 +162,34 @@ def fuse(
             keyword=keyword_norm.get(memory_id, 0.0),
             rule=rule_norm.get(memory_id, 0.0),
         )
-        keyword_speaks = shape.keywords and not _crosses_language(shape.language, languages.get(memory_id))
+        crossing = shape.keywords and _crosses_language(shape.language, languages.get(memory_id))
+        keyword_speaks = shape.keywords and not crossing
         total = weights.vector + weights.keyword * keyword_speaks + weights.rule * shape.identifiers
         value = weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule
-        fused.append(FusedHit(id=memory_id, score=round(value / total, 6) if total > 0 else 0.0, channels=scores))
+        score = value / total * (cross_language if crossing else 1.0) if total > 0 else 0.0
+        fused.append(FusedHit(id=memory_id, score=round(score, 6), channels=scores))
     fused.sort(key=lambda h: (-h.score, str(h.id)))
     return fused
+
+
+def in_time(fused: list[FusedHit], inside: set[UUID], outside_factor: float) -> list[FusedHit]:
+    """The query named a time: memories of other times keep ``outside_factor`` of their score, so
+    a memory of that time comes first among equally good matches, and an irrelevant one of that
+    time does not jump ahead of a relevant one (a window is evidence, not the answer)."""
+    out = [h if h.id in inside else h.model_copy(update={"score": round(h.score * outside_factor, 6)}) for h in fused]
+    out.sort(key=lambda h: (-h.score, str(h.id)))
+    return out
+
+
+def prefer_recent(fused: list[FusedHit], times: dict[UUID, datetime], weight: float) -> list[FusedHit]:
+    """ "上次", "last time": among the hits, the later a memory happened the larger its bonus
+    (up to ``weight``, by rank in time), so the latest of equally good matches comes first."""
+    by_time = sorted((h for h in fused if h.id in times), key=lambda h: times[h.id], reverse=True)
+    n = len(by_time)
+    bonus = {h.id: weight * (1 - i / n) for i, h in enumerate(by_time)}
+    out = [h.model_copy(update={"score": round(min(1.0, h.score + bonus.get(h.id, 0.0)), 6)}) for h in fused]
+    out.sort(key=lambda h: (-h.score, str(h.id)))
+    return out
 
 
 def add_context(fused: list[FusedHit], links: list[Link], weight: float) -> list[FusedHit]:

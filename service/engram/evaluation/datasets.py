@@ -53,7 +53,7 @@ class EvalCorpus:
     def select(self, split: Split) -> EvalCorpus:
         if split not in ("dev", "test", "all"):
             raise InvalidInput(f"split is dev, test or all, not {split!r}")
-        chosen = [g for g in self.groups if split == "all" or g.split == split]
+        chosen = [g for g in self.groups if split == "all" or g.split in (split, "none")]
         return EvalCorpus(self.name, self.language, chosen)
 
     @property
@@ -160,16 +160,60 @@ def load_madial(root: Path, language: str) -> EvalCorpus:
     return corpus
 
 
+def load_crosslingual(path: Path) -> EvalCorpus:
+    """engram's own bilingual set (tests/data/crosslingual.jsonl): each fact stored in one language,
+    asked in the other, in a tenant holding both languages. Two tenants swap which half is in
+    which language, so every fact is asked both ways (zh->en and en->zh). No split: not tuned on."""
+    items = list(_json_lines(path))
+    corpus = EvalCorpus("crosslingual", "zh+en")
+    for swap in (0, 1):
+        stored_in = {item["id"]: ("en" if (item["id"] + swap) % 2 else "zh") for item in items}
+        memories = [EvalMemory(str(item["id"]), item[stored_in[item["id"]]]) for item in items]
+        questions = []
+        for item in items:
+            asked_in = "zh" if stored_in[item["id"]] == "en" else "en"
+            direction = f"{asked_in}->{stored_in[item['id']]}"
+            questions.append(
+                EvalQuestion(
+                    f"{item['id']}:{direction}", item[f"q_{asked_in}"], frozenset({str(item["id"])}), direction
+                )
+            )
+        corpus.groups.append(EvalGroup(f"mixed-{swap}", memories, questions, "none"))
+    return corpus
+
+
+def load_temporal(path: Path) -> EvalCorpus:
+    """engram's own set for time in queries (tests/data/temporal.json): dated memories that differ
+    only in when they happened, asked with "yesterday", "in May", "上周", "上次" at a fixed "now"."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    now = datetime.fromisoformat(data["now"])
+    memories = [EvalMemory(m["id"], m["content"], datetime.fromisoformat(m["occurred_at"])) for m in data["memories"]]
+    questions = [
+        EvalQuestion(
+            f"temporal#{i}", q["q"], frozenset(q["gold"]), "zh" if re.search(r"[\u4e00-\u9fff]", q["q"]) else "en", now
+        )
+        for i, q in enumerate(data["questions"])
+    ]
+    return EvalCorpus("temporal", "zh+en", [EvalGroup("diary", memories, questions, "none")])
+
+
 LOADERS = {
     "locomo": load_locomo,
     "madial-zh": lambda root: load_madial(root, "zh"),
     "madial-en": lambda root: load_madial(root, "en"),
 }
+OWN = {"crosslingual": ("crosslingual.jsonl", load_crosslingual), "temporal": ("temporal.json", load_temporal)}
 
 
-def load(name: str, root: Path) -> EvalCorpus:
+def load(name: str, root: Path, own: Path = Path("tests/data")) -> EvalCorpus:
+    """A public benchmark from ``root`` (../shared/data), or one of engram's own sets from ``own``."""
+    if name in OWN:
+        filename, loader = OWN[name]
+        if not (own / filename).is_file():
+            raise InvalidInput(f"{own / filename} not found (run from the repository root, or pass --own-data)")
+        return loader(own / filename)
     if name not in LOADERS:
-        raise InvalidInput(f"unknown benchmark {name!r}; choose from {', '.join(LOADERS)}")
+        raise InvalidInput(f"unknown benchmark {name!r}; choose from {', '.join([*LOADERS, *OWN])}")
     if not root.is_dir():
         raise InvalidInput(f"no benchmark data at {root} (expected ../shared/data or --data-dir)")
     return LOADERS[name](root)

@@ -33,6 +33,8 @@ class System:
 CHANNELS_ALONE = [
     System("vector only", {"vector_weight": 1.0, "keyword_weight": 0.0, "rule_weight": 0.0}),
     System("keyword only", {"vector_weight": 0.0, "keyword_weight": 1.0, "rule_weight": 0.0}),
+    System("no context", {"context_weight": 0.0}),
+    System("no time words", {"understand_time": False}),
 ]
 FULL = System("engram")
 BM25 = "bm25 (baseline)"
@@ -112,7 +114,8 @@ async def evaluate(
                 for question in group.questions:
                     gold = frozenset(holder[g] for g in question.gold)
                     started = time.perf_counter()
-                    result = await service.search(ctx, SearchRequest(query=question.text, top_k=DEPTH))
+                    request = SearchRequest(query=question.text, top_k=DEPTH, now=question.asked_at)
+                    result = await service.search(ctx, request)
                     elapsed[name] += time.perf_counter() - started
                     rankings[name].append((question.category, [str(h.memory.id) for h in result.hits], gold))
             if baseline:

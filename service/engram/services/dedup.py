@@ -1,5 +1,6 @@
 """Before a write: is this fact already stored (touch), a detail of one (merge), a change of one
-(supersede), or new (insert)? Numbers and identifiers that differ always mean a new fact."""
+(supersede), or new (insert)? Numbers and identifiers that differ always mean a new fact, and so
+do events that happened a day or more apart."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engram.domain.dedup import Thresholds
+from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lifecycle import may_be_same_fact
 from engram.domain.models import Memory
@@ -71,8 +72,12 @@ async def plan(
         if earlier is not None and earlier[1] >= 1.0 - 1e-6 and rows[earlier[0]].dedup_key == row.dedup_key:
             decisions.append(Decision(Relation.same, Target(batch_index=earlier[0]), exact=True))
             continue
-        candidates = [(Target(memory=m), m.content, s) for m, s in neighbours[i]]
-        if earlier is not None:
+        candidates = [
+            (Target(memory=m), m.content, s)
+            for m, s in neighbours[i]
+            if not happened_apart(row.occurred_at, m.occurred_at)
+        ]
+        if earlier is not None and not happened_apart(row.occurred_at, rows[earlier[0]].occurred_at):
             j, similarity = earlier
             candidates.append((Target(batch_index=j), rows[j].content, similarity))
         decisions.append(await _first_related(row.content, candidates, thresholds, judge))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from datetime import UTC, datetime
 
 import asyncpg
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from engram.cache import Cache
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
-from engram.domain.models import Layer
+from engram.domain.models import Layer, Memory
 from engram.domain.search import (
     Channel,
     ChannelHit,
@@ -23,11 +24,15 @@ from engram.domain.search import (
     SearchHit,
     SearchRequest,
     SearchResult,
+    TimeFilter,
     Weights,
     add_context,
     fuse,
+    in_time,
     prefer_layers,
+    prefer_recent,
 )
+from engram.domain.temporal import TimeIntent, time_intent
 from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
@@ -35,10 +40,18 @@ from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
 
+# "上次", "last time": the latest of the hits gains up to this much.
+RECENCY_BONUS = 0.1
+
 # Below this many memories, token frequencies are counted exactly (cheap on a small table);
 # above, they come from ANALYZE's sample of the table, re-read at most this often.
 EXACT_COUNT_LIMIT = 2000
 _STATISTICS_SECONDS = 60.0
+
+
+def happened(memory: Memory) -> datetime:
+    """When the memory's fact took place: its occurred_at, or its creation when unknown."""
+    return memory.occurred_at or memory.created_at
 
 
 class SearchService:
@@ -61,9 +74,17 @@ class SearchService:
         s = self._settings
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
-        identifiers = extract_identifiers(request.query)
+        now = request.now or datetime.now(UTC)
+        intent = (
+            time_intent(request.query, now if now.tzinfo else now.replace(tzinfo=UTC))
+            if s.understand_time
+            else TimeIntent(rest=request.query)
+        )
+        window = intent.window
+        text = intent.rest or request.query  # the words to look for, without "last week"
+        identifiers = extract_identifiers(text)
         embedding, keyword = await asyncio.gather(
-            self._query_embedding(ctx, request.query), self._keyword_query(ctx, query_tokens(request.query))
+            self._query_embedding(ctx, text), self._keyword_query(ctx, query_tokens(text))
         )
         limit = max(s.candidates, top_k)
 
@@ -74,20 +95,24 @@ class SearchService:
         async def nothing() -> list[ChannelHit]:
             return []
 
-        vector_hits, keyword_hits, rule_hits = await asyncio.gather(
+        rules = weights.rule > 0
+        vector_hits, keyword_hits, identifier_hits, window_hits = await asyncio.gather(
             channel(repo.vector_candidates, embedding, ctx.embedding_model) if weights.vector > 0 else nothing(),
             channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
-            channel(repo.rule_candidates, identifiers) if identifiers and weights.rule > 0 else nothing(),
+            channel(repo.rule_candidates, identifiers) if identifiers and rules else nothing(),
+            channel(repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
+            if window and rules
+            else nothing(),
         )
-        shape = QueryShape(guess_language(request.query), bool(keyword.tsquery), bool(identifiers))
-        candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *rule_hits)))
+        shape = QueryShape(guess_language(text), bool(keyword.tsquery), bool(identifiers))
+        candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *identifier_hits, *window_hits)))
         async with self._pool.acquire() as conn:
             rows = await self._hydrate(conn, ctx, candidate_ids, embedding)
 
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
                 languages = {memory_id: memory.language for memory_id, (memory, _) in rows.items()}
-                return fuse(similarity, keyword_hits, rule_hits, weights, shape, languages)
+                return fuse(similarity, keyword_hits, identifier_hits, weights, shape, languages, s.cross_language)
 
             fused, links = fused_now(), []
             if s.context_weight > 0 and fused:
@@ -99,6 +124,11 @@ class SearchService:
                     rows |= await self._hydrate(conn, ctx, list(dict.fromkeys(newcomers)), embedding)
                     fused = fused_now()
                 fused = add_context(fused, links, s.context_weight)
+            if window:
+                inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
+                fused = in_time(fused, inside, s.outside_window)
+            if intent.recent:
+                fused = prefer_recent(fused, {i: happened(m) for i, (m, _) in rows.items()}, RECENCY_BONUS)
             fused = prefer_layers(
                 [h for h in fused if h.score > 0],
                 {memory_id: memory.layer for memory_id, (memory, _) in rows.items()},
@@ -118,13 +148,17 @@ class SearchService:
             context_hits = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
             explanation = Explanation(
                 weights=weights,
+                searched_text=text,
+                time_window=TimeFilter(phrase=window.phrase, start=window.start, end=window.end) if window else None,
+                prefer_recent=intent.recent,
                 query_tokens=keyword.tokens,
                 token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),
                 query_identifiers=identifiers,
                 candidates={
                     Channel.vector: vector_hits,
                     Channel.keyword: keyword_hits,
-                    Channel.rule: rule_hits,
+                    Channel.rule: identifier_hits,
+                    Channel.time: window_hits,
                     Channel.context: [
                         ChannelHit(id=h.id, score=h.channels.context, rank=i)
                         for i, h in enumerate(context_hits, start=1)

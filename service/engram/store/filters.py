@@ -28,6 +28,10 @@ def where(f: MemoryFilter, params: Params, alias: str = "m") -> str:
         clauses.append(f"{alias}.created_at >= {params.add(f.created_after)}")
     if f.created_before:
         clauses.append(f"{alias}.created_at < {params.add(f.created_before)}")
+    if f.occurred_after:
+        clauses.append(f"coalesce({alias}.occurred_at, {alias}.created_at) >= {params.add(f.occurred_after)}")
+    if f.occurred_before:
+        clauses.append(f"coalesce({alias}.occurred_at, {alias}.created_at) < {params.add(f.occurred_before)}")
     if f.session_id:
         clauses.append(f"{alias}.session_id = {params.add(f.session_id)}")
     if f.task_id:

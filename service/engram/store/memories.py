@@ -376,6 +376,32 @@ async def rule_candidates(
     return _hits(records)
 
 
+async def window_candidates(
+    conn: asyncpg.Connection,
+    schema: str,
+    start: datetime,
+    end: datetime,
+    embedding: np.ndarray,
+    model: str,
+    f: MemoryFilter,
+    limit: int,
+) -> list[ChannelHit]:
+    """Memories of a time window, the closest to the query first. A wide window is cut to its
+    latest 2,000 memories before they are compared, so its cost stays bounded."""
+    params = Params(start, end, embedding, model)
+    records = await conn.fetch(
+        f"""SELECT w.id, 1.0::float8 AS score FROM (
+                SELECT m.id, m.embedding FROM {schema}.memories m
+                WHERE coalesce(m.occurred_at, m.created_at) >= $1 AND coalesce(m.occurred_at, m.created_at) < $2
+                  AND {where(f, params)}
+                ORDER BY coalesce(m.occurred_at, m.created_at) DESC LIMIT 2000) AS w
+            ORDER BY CASE WHEN {_model_is(schema, "$4")} THEN w.embedding <=> $3 END, w.id
+            LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return _hits(records)
+
+
 async def neighbours(
     conn: asyncpg.Connection, schema: str, ids: list[UUID], radius: int, f: MemoryFilter
 ) -> list[tuple[UUID, UUID, int]]:

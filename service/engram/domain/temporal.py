@@ -1,0 +1,241 @@
+"""Time in a query: "last week", "in May", "3 days ago", "上周", "五月", "上次" resolved against a
+reference time (pure). The search uses the window to find and favour memories of that time, and
+searches the rest of the query without the time words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    start: datetime  # inclusive
+    end: datetime  # exclusive
+    phrase: str  # the words that said it
+
+
+@dataclass(frozen=True)
+class TimeIntent:
+    window: TimeWindow | None = None
+    recent: bool = False  # "last time", "recently", "上次", "最近": the latest matching memory first
+    rest: str = ""  # the query without its time words
+
+
+def zh_number(text: str) -> int:
+    """'3', '十二', '二十' -> int (the small numbers dates use)."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
+    return _ZH_DIGITS.get(text, 0)
+
+
+def _day(t: datetime) -> datetime:
+    return t.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _days(now: datetime, back: int, length: int = 1) -> tuple[datetime, datetime]:
+    start = _day(now) - timedelta(days=back)
+    return start, start + timedelta(days=length)
+
+
+def _week(now: datetime, back: int) -> tuple[datetime, datetime]:
+    start = _day(now) - timedelta(days=now.weekday() + 7 * back)
+    return start, start + timedelta(days=7)
+
+
+def _month(year: int, month: int) -> tuple[datetime, datetime]:
+    start = datetime(year, month, 1)
+    end = datetime(year + month // 12, month % 12 + 1, 1)
+    return start, end
+
+
+def _months_back(now: datetime, back: int) -> tuple[datetime, datetime]:
+    index = now.year * 12 + now.month - 1 - back
+    return _month(index // 12, index % 12 + 1)
+
+
+def _latest_month(now: datetime, month: int) -> tuple[datetime, datetime]:
+    """The most recent such month: "in May" asked in March means last May."""
+    return _month(now.year if month <= now.month else now.year - 1, month)
+
+
+def _year(year: int) -> tuple[datetime, datetime]:
+    return datetime(year, 1, 1), datetime(year + 1, 1, 1)
+
+
+def _date(year: int | None, month: int, day: int, now: datetime) -> tuple[datetime, datetime] | None:
+    try:
+        start = datetime(year or now.year, month, day)
+    except ValueError:
+        return None
+    if year is None and start > now.replace(tzinfo=None):
+        start = start.replace(year=start.year - 1)
+    return start, start + timedelta(days=1)
+
+
+_UNITS = {
+    "day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+    "天": 1,
+    "日": 1,
+    "周": 7,
+    "星期": 7,
+    "个月": 30,
+    "月": 30,
+    "年": 365,
+}
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_ZH_NUM = "[0-9零一二两三四五六七八九十]{1,3}"
+
+# Each rule: a pattern, and how its match becomes (start, end) given "now". Longer phrases first.
+_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], tuple[datetime, datetime] | None]]
+_RULES: list[_Rule] = [
+    (re.compile(r"\bthe day before yesterday\b"), lambda m, now: _days(now, 2)),
+    (re.compile(r"\b(?:yesterday|last night)\b"), lambda m, now: _days(now, 1)),
+    (re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b"), lambda m, now: _days(now, 0)),
+    (re.compile(r"\blast weekend\b"), lambda m, now: (_week(now, 1)[0] + timedelta(days=5), _week(now, 0)[0])),
+    (re.compile(r"\bthis week\b"), lambda m, now: _week(now, 0)),
+    (re.compile(r"\blast week\b"), lambda m, now: _week(now, 1)),
+    (re.compile(r"\bthis month\b"), lambda m, now: _months_back(now, 0)),
+    (re.compile(r"\blast month\b"), lambda m, now: _months_back(now, 1)),
+    (re.compile(r"\bthis year\b"), lambda m, now: _year(now.year)),
+    (re.compile(r"\blast year\b"), lambda m, now: _year(now.year - 1)),
+    (
+        re.compile(r"\b(?:in the )?(?:past|last) (\d+) (day|week|month|year)s?\b"),
+        lambda m, now: (_day(now) - timedelta(days=int(m[1]) * _UNITS[m[2]]), _day(now) + timedelta(days=1)),
+    ),
+    (
+        re.compile(r"\b(\d+|a|an|one|two|three) (day|week|month|year)s? ago\b"),
+        lambda m, now: _ago(now, _count(m[1]), m[2]),
+    ),
+    (
+        re.compile(rf"\b(?:on )?(\d{{1,2}})(?:st|nd|rd|th)? ({_MONTH}),? (\d{{4}})\b"),
+        lambda m, now: _date(int(m[3]), MONTHS[m[2]], int(m[1]), now),
+    ),
+    (
+        re.compile(rf"\b(?:on )?({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
+        lambda m, now: _date(int(m[3]), MONTHS[m[1]], int(m[2]), now),
+    ),
+    (
+        re.compile(rf"\b(?:in |during )?({_MONTH}),? (\d{{4}})\b"),
+        lambda m, now: _month(int(m[2]), MONTHS[m[1]]),
+    ),
+    (
+        re.compile(rf"\b(?:on )?(\d{{1,2}})(?:st|nd|rd|th)? ({_MONTH})\b"),
+        lambda m, now: _date(None, MONTHS[m[2]], int(m[1]), now),
+    ),
+    (
+        re.compile(rf"\b(?:on )?({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b"),
+        lambda m, now: _date(None, MONTHS[m[1]], int(m[2]), now),
+    ),
+    # A bare "may" is a verb far more often than a month: only "in/during May" counts.
+    (re.compile(rf"\b(?:in|during) ({_MONTH})\b"), lambda m, now: _latest_month(now, MONTHS[m[1]])),
+    (re.compile(r"\b(?:in|during) ((?:19|20)\d\d)\b"), lambda m, now: _year(int(m[1]))),
+    # Chinese
+    (re.compile("前天"), lambda m, now: _days(now, 2)),
+    (re.compile("昨天|昨晚|昨日"), lambda m, now: _days(now, 1)),
+    (re.compile("今天|今晚|今早|今日"), lambda m, now: _days(now, 0)),
+    (re.compile("上周末|上个周末"), lambda m, now: (_week(now, 1)[0] + timedelta(days=5), _week(now, 0)[0])),
+    (re.compile("这周|本周|这个星期|这星期|这礼拜"), lambda m, now: _week(now, 0)),
+    (re.compile("上周|上个星期|上星期|上礼拜|上个礼拜"), lambda m, now: _week(now, 1)),
+    (re.compile("这个月|本月"), lambda m, now: _months_back(now, 0)),
+    (re.compile("上个月|上月"), lambda m, now: _months_back(now, 1)),
+    (re.compile("今年"), lambda m, now: _year(now.year)),
+    (re.compile("去年"), lambda m, now: _year(now.year - 1)),
+    (re.compile("前年"), lambda m, now: _year(now.year - 2)),
+    (
+        re.compile(rf"({_ZH_NUM})(天|周|星期|个月|年)(?:以)?前"),
+        lambda m, now: _ago(now, zh_number(m[1]), m[2]),
+    ),
+    (
+        re.compile(rf"最近({_ZH_NUM})(天|周|个星期|个月|年)"),
+        lambda m, now: (
+            _day(now) - timedelta(days=zh_number(m[1]) * _UNITS[m[2].removeprefix("个")]),
+            _day(now) + timedelta(days=1),
+        ),
+    ),
+    (
+        re.compile(rf"(\d{{4}})年({_ZH_NUM})月({_ZH_NUM})[日号]"),
+        lambda m, now: _date(int(m[1]), zh_number(m[2]), zh_number(m[3]), now),
+    ),
+    (re.compile(rf"(\d{{4}})年({_ZH_NUM})月"), lambda m, now: _month(int(m[1]), zh_number(m[2]))),
+    (
+        re.compile(rf"({_ZH_NUM})月({_ZH_NUM})[日号]"),
+        lambda m, now: _date(None, zh_number(m[1]), zh_number(m[2]), now),
+    ),
+    (re.compile(rf"({_ZH_NUM})月份?"), lambda m, now: _latest_month(now, zh_number(m[1]))),
+    (re.compile(r"(\d{4})年"), lambda m, now: _year(int(m[1]))),
+]
+
+_RECENT = re.compile(
+    r"\b(?:last time|recently|lately|latest|most recent(?:ly)?|the last (?:thing|time|one))\b"
+    r"|\b(?:when|where|what|who) did \w+ last\b|上次|上回|最近|近来|最新"
+)
+
+
+def _count(word: str) -> int:
+    return {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}.get(word) or int(word)
+
+
+def _ago(now: datetime, count: int, unit: str) -> tuple[datetime, datetime]:
+    """'3 days ago' is that day; '2 weeks ago' that day give or take a third of the span."""
+    days = count * _UNITS[unit]
+    if _UNITS[unit] == 1:
+        return _days(now, days)
+    slack = days // 3
+    centre = _day(now) - timedelta(days=days)
+    return centre - timedelta(days=slack), centre + timedelta(days=slack + 1)
+
+
+def time_intent(query: str, now: datetime) -> TimeIntent:
+    """The first time expression of the query as a window (in now's timezone), a preference for
+    recent memories, and the query without those words."""
+    text = query.lower()
+    window = None
+    for pattern, resolve in _RULES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        span = resolve(match, now.replace(tzinfo=None))
+        if span is None or not 1 <= span[0].month <= 12:
+            continue
+        start, end = (t.replace(tzinfo=now.tzinfo) for t in span)
+        window = TimeWindow(start, end, query[match.start() : match.end()])
+        text = text[: match.start()] + " " + text[match.end() :]
+        query = query[: match.start()] + " " + query[match.end() :]
+        break
+    recent = _RECENT.search(text)
+    if recent is not None:
+        query = query[: recent.start()] + " " + query[recent.end() :]
+    rest = re.sub(r"\s+", " ", query).strip()
+    return TimeIntent(window, recent is not None and window is None, rest)
