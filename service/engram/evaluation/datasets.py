@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from engram.errors import InvalidInput
@@ -130,7 +130,8 @@ def _dialogue_line(line: str) -> str | None:
 def load_madial(root: Path, language: str) -> EvalCorpus:
     """The memory archive of each user is a tenant (the English archive carries no user id; it
     shares ids with the Chinese one, which does); a question is the dialogue up to the turn that
-    should recall a memory. Dialogues at even positions are the dev split, odd the test split."""
+    should recall a memory, asked the day after the user's latest memory (the dialogues carry no
+    date of their own). Dialogues at even positions are the dev split, odd the test split."""
     folder = root / "madial-bench"
     archives = {
         lang: {k: v for d in _json_lines(folder / f"MADial-Bench-{lang}-memory.json") for k, v in d.items()}
@@ -149,13 +150,17 @@ def load_madial(root: Path, language: str) -> EvalCorpus:
         for user, g in by_user.items()
         for split in ("dev", "test")
     }
+    asked = {
+        user: max(m.occurred_at for m in g.memories if m.occurred_at) + timedelta(days=1) for user, g in by_user.items()
+    }
     for index, dialogue in enumerate(_json_lines(folder / f"MADial-Bench-{language}-dialogue.json")):
         turn = dialogue["test-turn"][0]
         lines = [text for line in dialogue["dialogue"][1:turn] if (text := _dialogue_line(line))]
         gold = frozenset(str(i) for i in dialogue["relevant-id"]) & set(archives[language])
         split = "dev" if index % 2 == 0 else "test"
-        question = EvalQuestion(f"{corpus.name}#{index}", "\n".join(lines)[-4000:], gold)
-        groups[(dialogue["user-id"], split)].questions.append(question)
+        user = dialogue["user-id"]
+        question = EvalQuestion(f"{corpus.name}#{index}", "\n".join(lines)[-4000:], gold, asked_at=asked[user])
+        groups[(user, split)].questions.append(question)
     corpus.groups = [g for g in groups.values() if g.questions]
     return corpus
 

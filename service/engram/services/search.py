@@ -42,11 +42,19 @@ from engram.store.schema import TenantContext
 
 # "上次", "last time": the latest of the hits gains up to this much.
 RECENCY_BONUS = 0.1
+# Longer queries are conversations rather than questions (see names_time).
+TIME_QUERY_CHARS = 200
 
 # Below this many memories, token frequencies are counted exactly (cheap on a small table);
 # above, they come from ANALYZE's sample of the table, re-read at most this often.
 EXACT_COUNT_LIMIT = 2000
 _STATISTICS_SECONDS = 60.0
+
+
+def names_time(query: str) -> bool:
+    """Time words constrain a question ("what did I buy last week"); in a pasted conversation
+    ("yesterday the teacher praised me ...") they tell the story, not which memory to recall."""
+    return "\n" not in query.strip() and len(query) <= TIME_QUERY_CHARS
 
 
 def happened(memory: Memory) -> datetime:
@@ -77,7 +85,7 @@ class SearchService:
         now = request.now or datetime.now(UTC)
         intent = (
             time_intent(request.query, now if now.tzinfo else now.replace(tzinfo=UTC))
-            if s.understand_time
+            if s.understand_time and names_time(request.query)
             else TimeIntent(rest=request.query)
         )
         window = intent.window
