@@ -39,9 +39,10 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## bench: write throughput and search latency at 10k memories (prints figures)
+## bench: write throughput; search latency at 10k, 100k and 1M memories and across 1,000 tenants,
+## beside the MCP reference memory server (prints figures; the 1M step takes about an hour)
 bench: install
-	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python -m benchmarks.bench --scales 10000,100000,1000000 --tenants 1000
 
 ## eval: retrieval quality on LoCoMo and MADial-Bench (../shared/data), held-out split (prints figures)
 eval: install

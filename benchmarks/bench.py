@@ -1,10 +1,11 @@
-"""`make bench`: write throughput and search latency of a real engram service at 10k memories.
+"""`make bench`: write throughput, and search latency through REST and MCP at growing sizes of one
+tenant and across many tenants on one PostgreSQL, beside the MCP reference memory server.
 
-Starts its own embedded PostgreSQL (or uses ENGRAM_DATABASE_URL), fills one tenant through the
-service layer, then measures search latency through REST and MCP (streamable HTTP) against
-`engram serve` running in its own process. Prints figures; asserts nothing.
+Starts its own embedded PostgreSQL (or uses ENGRAM_DATABASE_URL) and `engram serve` in its own
+process. Writes go through the real write path; tenants are then grown by bulk load (see
+benchmarks/fill.py). Prints figures and a Markdown summary; asserts nothing.
 
-    python benchmarks/bench.py [--memories 10000] [--queries 300]
+    python -m benchmarks.bench [--scales 10000,100000,1000000] [--tenants 1000] [--queries 300]
 """
 
 from __future__ import annotations
@@ -25,118 +26,139 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from engram.domain.models import MemoryType, NewMemory
-from engram.runtime import bootstrap_database, open_engram
+from benchmarks import reference_server
+from benchmarks.corpus import queries, synthetic_memories
+from benchmarks.fill import grow, vector_pool
+from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
 
-PEOPLE = ["the user", "Alice", "Bob", "my sister", "the manager", "用户", "小王", "妈妈"]
-EN_FACTS = [
-    "{p} ordered item {n} from the online shop",
-    "{p} prefers green tea over coffee on day {n}",
-    "{p} has a meeting about project {n} next Tuesday",
-    "{p} booked flight CA{n} to Shanghai",
-    "{p} is allergic to peanuts since {n}",
-    "{p} moved to apartment {n} on Elm Street",
-    "{p} wants a reminder to pay invoice {n}",
-    "{p} finished reading chapter {n} of the novel",
-]
-ZH_FACTS = [
-    "{p}的订单{n}已经发货",
-    "{p}喜欢在第{n}天喝美式咖啡",
-    "{p}预订了第{n}号会议室",
-    "{p}的快递单号是SF{n}",
-    "{p}在{n}年开始学习钢琴",
-]
-QUERIES = [
-    "what did the user order",
-    "where is order {n}",
-    "flight CA{n}",
-    "用户喜欢喝什么",
-    "快递单号SF{n}",
-    "who is allergic to peanuts",
-    "meeting about project {n}",
-    "小王的订单",
-    "invoice {n} reminder",
-    "what is my sister reading",
-]
-
-
-def synthetic_memories(count: int, rng: random.Random) -> list[NewMemory]:
-    items, seen = [], set()
-    while len(items) < count:
-        template = rng.choice(EN_FACTS + ZH_FACTS)
-        content = template.format(p=rng.choice(PEOPLE), n=rng.randint(100, 999_999))
-        if content not in seen:
-            seen.add(content)
-            items.append(NewMemory(content=content, type=rng.choice(list(MemoryType))))
-    return items
+Summary = list[tuple[str, str]]
 
 
 def percentiles(samples: list[float]) -> str:
     ordered = sorted(samples)
     pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return (
-        f"p50 {statistics.median(ordered):6.1f} ms   p95 {pick(0.95):6.1f} ms   "
-        f"p99 {pick(0.99):6.1f} ms   (n={len(ordered)})"
-    )
+    return f"p50 {statistics.median(ordered):.1f} ms, p95 {pick(0.95):.1f} ms, p99 {pick(0.99):.1f} ms"
 
 
-async def fill(settings: Settings, dsn: str, count: int, rng: random.Random) -> str:
+async def measure_writes(engram: Engram, rng: random.Random, summary: Summary, batched: int) -> None:
+    ctx, _ = await engram.tenants.create(f"bench-writes-{rng.randrange(10**9)}")
+    items = synthetic_memories(200 + 2 * batched, rng)
+    single, sequential, concurrent = items[:200], items[200 : 200 + batched], items[200 + batched :]
+    started = time.perf_counter()
+    for item in single:
+        await engram.writes.write(ctx, item)
+    rates = {"write, one memory per call": len(single) / (time.perf_counter() - started)}
+    started = time.perf_counter()
+    for i in range(0, len(sequential), 100):
+        await engram.writes.write_batch(ctx, sequential[i : i + 100])
+    rates["write, batches of 100, one writer"] = len(sequential) / (time.perf_counter() - started)
+
+    async def writer(part: list) -> None:
+        for i in range(0, len(part), 100):
+            await engram.writes.write_batch(ctx, part[i : i + 100])
+
+    started = time.perf_counter()
+    half = len(concurrent) // 2
+    await asyncio.gather(writer(concurrent[:half]), writer(concurrent[half:]))
+    rates["write, batches of 100, two writers"] = len(concurrent) / (time.perf_counter() - started)
+    for label, rate in rates.items():
+        print(f"{label}: {rate:.0f} memories/s")
+        summary.append((label, f"{rate:.0f} memories/s"))
+    await engram.tenants.drop(ctx.name)
+
+
+async def search_latency(url: str, targets: list[tuple[str, str]], texts: list[str]) -> tuple[str, str]:
+    """REST and MCP latency of ``texts``, each sent to a tenant of ``targets`` in turn."""
+    rest: list[float] = []
+    warm = texts[:20]  # connections and plans
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        for i, text in enumerate([*warm, *texts]):
+            tenant, key = targets[i % len(targets)]
+            started = time.perf_counter()
+            response = await client.post(
+                f"/t/{tenant}/v1/search", json={"query": text}, headers={"Authorization": f"Bearer {key}"}
+            )
+            response.raise_for_status()
+            if i >= len(warm):
+                rest.append((time.perf_counter() - started) * 1000)
+    mcp: list[float] = []
+    tenant, key = targets[0]
+    headers = {"Authorization": f"Bearer {key}"}
+    async with Client(
+        streamable_http_client(f"{url}/t/{tenant}/mcp", http_client=httpx2.AsyncClient(headers=headers))
+    ) as c:
+        for i, text in enumerate([*warm[:5], *texts]):
+            started = time.perf_counter()
+            result = await c.call_tool("search_memory", {"query": text})
+            assert not result.is_error, result
+            if i >= len(warm[:5]):
+                mcp.append((time.perf_counter() - started) * 1000)
+    return percentiles(rest), percentiles(mcp)
+
+
+async def explain(engram: Engram, tenant: str) -> None:
+    """The plan of the vector channel's query (as the service forces it): it must walk HNSW."""
+    ctx = await engram.tenants.resolve(tenant)
+    vector = await engram.embedders.get(ctx.embedding_model).embed_query("who is allergic to peanuts")
+    async with engram.pool.acquire() as conn, conn.transaction():
+        await conn.execute("SET LOCAL enable_seqscan = off")
+        await conn.execute("SET LOCAL enable_sort = off")
+        plan = await conn.fetch(
+            f"EXPLAIN (ANALYZE, COSTS OFF) SELECT m.id FROM {ctx.schema}.memories m WHERE m.status = 'active' "
+            "ORDER BY m.embedding <=> $1 LIMIT 20",
+            vector,
+        )
+    print("  vector channel plan: " + " | ".join(r[0].strip() for r in plan[:4]))
+
+
+async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summary: Summary) -> dict:
     engram = await open_engram(settings, dsn)
+    rng = random.Random(42)
     try:
-        ctx, key = await engram.tenants.create(f"bench-{rng.randint(0, 10**9)}")
-        items = synthetic_memories(count + 200, rng)
-        single, batched = items[:200], items[200:]
+        await measure_writes(engram, rng, summary, args.batched)
+        scale_ctx, scale_key = await engram.tenants.create(f"bench-scale-{rng.randrange(10**9)}")
+        many = []
+        for i in range(args.tenants):
+            ctx, key = await engram.tenants.create(f"bench-many-{i}-{rng.randrange(10**6)}")
+            many.append((ctx, key))
+        pool = await vector_pool(engram, scale_ctx, rng)
         started = time.perf_counter()
-        for item in single:
-            await engram.writes.write(ctx, item)
-        single_rate = len(single) / (time.perf_counter() - started)
-        started = time.perf_counter()
-        for i in range(0, len(batched), 100):
-            await engram.writes.write_batch(ctx, batched[i : i + 100])
-        batch_rate = len(batched) / (time.perf_counter() - started)
-        print(f"write, one per call:      {single_rate:7.1f} memories/s  ({len(single)} memories)")
-        print(f"write, batches of 100:    {batch_rate:7.1f} memories/s  ({len(batched)} memories)")
-        async with engram.pool.acquire() as conn:
-            await conn.execute(f"ANALYZE {ctx.schema}.memories")
-        return f"{ctx.name}\n{key}"
+        for ctx, _ in many:
+            await grow(engram, ctx, args.per_tenant, rng, pool)
+        if many:
+            print(
+                f"{args.tenants} tenants of {args.per_tenant} memories ready in {time.perf_counter() - started:.0f} s"
+            )
+        return {"scale": (scale_ctx.name, scale_key), "many": [(c.name, k) for c, k in many], "pool": pool}
     finally:
         await engram.close()
 
 
-async def measure(url: str, tenant: str, key: str, queries: list[str]) -> None:
-    headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as client:
-        for q in queries[:20]:  # warm-up: connections, plans
-            await client.post(f"/t/{tenant}/v1/search", json={"query": q})
-        for label, batch in (("cold queries", queries), ("repeated queries", queries[:50] * 4)):
-            samples = []
-            for q in batch:
-                started = time.perf_counter()
-                response = await client.post(f"/t/{tenant}/v1/search", json={"query": q})
-                samples.append((time.perf_counter() - started) * 1000)
-                response.raise_for_status()
-            print(f"search via REST, {label + ':':18}{percentiles(samples)}")
-    transport = streamable_http_client(f"{url}/t/{tenant}/mcp", http_client=httpx2.AsyncClient(headers=headers))
-    async with Client(transport) as mcp:
-        samples = []
-        for q in queries:
-            started = time.perf_counter()
-            result = await mcp.call_tool("search_memory", {"query": q})
-            samples.append((time.perf_counter() - started) * 1000)
-            assert not result.is_error
-        print(f"search via MCP, cold queries:     {percentiles(samples)}")
+async def grow_to(settings: Settings, dsn: str, tenant: str, size: int, pool: dict, seed: int) -> float:
+    engram = await open_engram(settings, dsn)
+    try:
+        ctx = await engram.tenants.resolve(tenant)
+        seconds = await grow(engram, ctx, size, random.Random(seed), pool)
+        await explain(engram, tenant)
+        return seconds
+    finally:
+        await engram.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--scales", default="10000,100000", help="sizes of one tenant, comma-separated")
+    parser.add_argument("--tenants", type=int, default=1000, help="tenants on the one database (0: skip)")
+    parser.add_argument("--per-tenant", type=int, default=100, help="memories in each of those tenants")
+    parser.add_argument("--batched", type=int, default=3000, help="memories written in batches, per measure")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--baseline", type=int, default=10_000, help="facts for the reference server (0: skip)")
     args = parser.parse_args()
-    rng = random.Random(42)
+    scales = [int(s) for s in args.scales.split(",") if s]
     external = os.environ.get("ENGRAM_DATABASE_URL")
-    server = None
+    server, service = None, None
     if external:
         dsn = external
     else:
@@ -144,29 +166,44 @@ def main() -> None:
         root.chmod(0o755)
         server = EmbeddedPostgres(root)
         dsn = server.start()
-    service = None
+    summary: Summary = []
     try:
         settings = Settings(database_url=dsn)
         asyncio.run(bootstrap_database(dsn, settings.environment))
-        print(f"engram bench: {args.memories} memories, {settings.embedding_model}, {os.cpu_count()} cores")
-        tenant, key = asyncio.run(fill(settings, dsn, args.memories, rng)).split("\n")
+        print(
+            f"engram bench: {settings.embedding_model}, {os.cpu_count()} cores, scales {scales}, {args.tenants} tenants"
+        )
+        ready = asyncio.run(prepare(settings, dsn, args, summary))
         port = _free_port()
         env = {**os.environ, "ENGRAM_DATABASE_URL": dsn, "ENGRAM_PORT": str(port)}
         service = subprocess.Popen(
-            [sys.executable, "-m", "engram", "serve"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "engram", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         wait_for_port("127.0.0.1", port, timeout=120)
-        queries = [rng.choice(QUERIES).format(n=rng.randint(100, 999_999)) for _ in range(args.queries)]
-        asyncio.run(measure(f"http://127.0.0.1:{port}", tenant, key, queries))
+        url = f"http://127.0.0.1:{port}"
+        texts = queries(args.queries, random.Random(7))
+        for size in scales:
+            seconds = asyncio.run(grow_to(settings, dsn, ready["scale"][0], size, ready["pool"], size))
+            print(f"one tenant of {size:,} memories (bulk load {seconds:.0f} s)")
+            rest, mcp = asyncio.run(search_latency(url, [ready["scale"]], texts))
+            print(f"  search via REST: {rest}\n  search via MCP:  {mcp}")
+            summary += [(f"search via REST, {size:,} memories", rest), (f"search via MCP, {size:,} memories", mcp)]
+        if ready["many"]:
+            rest, mcp = asyncio.run(search_latency(url, ready["many"], texts))
+            label = f"{len(ready['many']):,} tenants of {args.per_tenant} memories, a random tenant per query"
+            print(f"{label}\n  search via REST: {rest}\n  search via MCP (one tenant):  {mcp}")
+            summary += [(f"search via REST, {label}", rest)]
+        if args.baseline:
+            summary += reference_server.measure(args.baseline, texts)
     finally:
         if service is not None:
             service.terminate()
             service.wait(timeout=30)
         if server is not None:
             server.destroy()
+    print("\n| measure | result |\n|---|---|")
+    for label, value in summary:
+        print(f"| {label} | {value} |")
 
 
 if __name__ == "__main__":

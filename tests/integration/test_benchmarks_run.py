@@ -10,7 +10,24 @@ from tests.conftest import ROOT
 def test_bench_runs_end_to_end(settings):
     env = {**os.environ, "ENGRAM_DATABASE_URL": settings.database_url.get_secret_value()}
     result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--memories", "60", "--queries", "10"],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench",
+            "--scales",
+            "300",
+            "--tenants",
+            "3",
+            "--per-tenant",
+            "20",
+            "--batched",
+            "200",
+            "--queries",
+            "10",
+            "--baseline",
+            "0",
+        ],
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
@@ -18,3 +35,4 @@ def test_bench_runs_end_to_end(settings):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "memories/s" in result.stdout and "search via MCP" in result.stdout
+    assert "| search via REST, 300 memories |" in result.stdout and "3 tenants" in result.stdout

@@ -1,0 +1,63 @@
+"""The baseline: the MCP reference memory server (npm @modelcontextprotocol/server-memory, a JSONL
+knowledge graph searched by substring), holding the same kind of facts, asked the same queries."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from benchmarks.corpus import synthetic_memories
+
+PACKAGE = "@modelcontextprotocol/server-memory"
+
+
+def _percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return f"p50 {statistics.median(ordered):.1f} ms, p95 {pick(0.95):.1f} ms, p99 {pick(0.99):.1f} ms"
+
+
+async def _measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
+    folder = Path(tempfile.mkdtemp(prefix="engram-bench-reference-"))
+    params = StdioServerParameters(
+        command="npx", args=["-y", PACKAGE], env={"MEMORY_FILE_PATH": str(folder / "memory.jsonl"), "HOME": str(folder)}
+    )
+    facts = synthetic_memories(count, random.Random(11))
+    async with Client(params) as client:
+        started = time.perf_counter()
+        for i in range(0, count, 500):
+            entities = [
+                {"name": f"fact-{i + j}", "entityType": "memory", "observations": [f.content]}
+                for j, f in enumerate(facts[i : i + 500])
+            ]
+            result = await client.call_tool("create_entities", {"entities": entities})
+            assert not result.is_error, result
+        rate = count / (time.perf_counter() - started)
+        samples = []
+        for text in texts:
+            started = time.perf_counter()
+            result = await client.call_tool("search_nodes", {"query": text})
+            samples.append((time.perf_counter() - started) * 1000)
+            assert not result.is_error, result
+    shutil.rmtree(folder, ignore_errors=True)
+    return [
+        (f"reference server ({PACKAGE}), write in batches of 500", f"{rate:.0f} facts/s"),
+        (f"reference server, search via MCP (stdio), {count:,} facts", _percentiles(samples)),
+    ]
+
+
+def measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
+    if shutil.which("npx") is None:
+        print("reference server: skipped (npx is not installed)")
+        return [("reference server", "skipped: npx is not installed")]
+    rows = asyncio.run(_measure(count, texts))
+    for label, value in rows:
+        print(f"{label}: {value}")
+    return rows
