@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -110,7 +111,8 @@ async def explain(engram: Engram, tenant: str) -> None:
             "ORDER BY m.embedding <=> $1 LIMIT 20",
             vector,
         )
-    print("  vector channel plan: " + " | ".join(r[0].strip() for r in plan[:4]))
+    steps = [re.sub(r"'\[[^']*\]'::vector", "$query", r[0].strip()) for r in plan[:4]]
+    print("  vector channel plan: " + " | ".join(steps))
 
 
 async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summary: Summary) -> dict:

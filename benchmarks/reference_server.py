@@ -4,6 +4,7 @@ knowledge graph searched by substring), holding the same kind of facts, asked th
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import shutil
 import statistics
@@ -27,7 +28,14 @@ def _percentiles(samples: list[float]) -> str:
 async def _measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
     folder = Path(tempfile.mkdtemp(prefix="engram-bench-reference-"))
     params = StdioServerParameters(
-        command="npx", args=["-y", PACKAGE], env={"MEMORY_FILE_PATH": str(folder / "memory.jsonl"), "HOME": str(folder)}
+        command="npx",
+        args=["-y", "--quiet", PACKAGE],
+        env={
+            "MEMORY_FILE_PATH": str(folder / "memory.jsonl"),
+            "HOME": str(folder),
+            "PATH": os.environ["PATH"],
+            "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        },
     )
     facts = synthetic_memories(count, random.Random(11))
     async with Client(params) as client:
