@@ -42,7 +42,7 @@ format: install
 ## bench: write throughput; search latency at 10k, 100k and 1M memories and across 1,000 tenants,
 ## beside the MCP reference memory server (prints figures; the 1M step takes about an hour)
 bench: install
-	$(BIN)/python -m benchmarks.bench --scales 10000,100000,1000000 --tenants 1000
+	$(BIN)/python -u -m benchmarks.bench --scales 10000,100000,1000000 --tenants 1000
 
 ## eval: retrieval quality on LoCoMo and MADial-Bench (../shared/data), held-out split (prints figures)
 eval: install

@@ -14,7 +14,7 @@ from engram.cache import Cache, build_cache
 from engram.domain.dedup import Thresholds
 from engram.embedding import Embedders, build_embedder
 from engram.errors import ConfigurationError
-from engram.judge import Judge, build_judge
+from engram.judge import Judge, build_judge, build_rewriter
 from engram.services.calibration import shipped_thresholds
 from engram.services.consolidation import ConsolidationService
 from engram.services.forgetting import ForgettingService
@@ -129,7 +129,9 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         tenants=tenants,
         writes=writes,
         memories=memories,
-        search=SearchService(pool, embedders, cache, settings.retrieval, settings.lifecycle.layer_weights),
+        search=SearchService(
+            pool, embedders, cache, settings.retrieval, settings.lifecycle.layer_weights, build_rewriter(settings)
+        ),
         judge=judge,
         ingest=IngestService(writes, judge),
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),

@@ -27,6 +27,8 @@ class RetrievalSettings(BaseModel):
     hnsw_ef_search: int = Field(64, ge=10, le=1000)
     # Hits below this fused score are not returned: an agent's context is better empty than noisy.
     min_score: float = Field(0.15, ge=0, le=1)
+    # With an LLM configured: long or conversational queries are rewritten into a search query.
+    rewrite: bool = True
     # "last week", "五月", "上次" in a query select memories of that time (off: they are plain words).
     understand_time: bool = True
     outside_window: float = Field(0.5, ge=0, le=1, description="share of its score a memory of another time keeps")

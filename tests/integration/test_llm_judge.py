@@ -7,6 +7,7 @@ import pytest
 
 from engram.domain.judgement import Turn
 from engram.domain.models import MemoryFilter, NewMemory, Status, WriteOutcome
+from engram.domain.search import SearchRequest
 from engram.runtime import open_engram
 from engram.settings import LLMSettings
 from tests.conftest import free_port, unique_tenant
@@ -119,3 +120,28 @@ async def test_forgetting_asks_the_model_for_the_final_word(llm_engram, llm, llm
     report = await llm_engram.forgetting.run(llm_tenant, now=datetime.now(UTC) + timedelta(days=120))
     assert [(c.memory.id, c.forget) for c in report.candidates] == [(memory.id, False)]
     assert (await llm_engram.memories.get(llm_tenant, memory.id)).status == Status.active
+
+
+CONVERSATION = (
+    "Bart: Hey, did you know? I'm going to perform a magic trick at the New Year's Eve party!\n"
+    "Assistant: That's fantastic! The audience will love it.\n"
+    "Bart: I'm really looking forward to that evening; I want to make it very special!"
+)
+
+
+async def test_a_pasted_conversation_is_rewritten_into_a_search_query(llm_engram, llm, llm_tenant):
+    written = await llm_engram.writes.write(llm_tenant, NewMemory(content="Bart danced at the Christmas party"))
+    llm.script.reply_json({"query": "Bart party performance dance"})
+    result = await llm_engram.search.search(llm_tenant, SearchRequest(query=CONVERSATION, explain=True))
+    assert result.explanation.rewritten == "Bart party performance dance"
+    assert result.explanation.searched_text == "Bart party performance dance"
+    assert result.explanation.rewrite_ms is not None and result.hits[0].memory.id == written.memory.id
+    assert "magic trick" in llm.script.requests[-1]["messages"][1]["content"]
+
+
+async def test_a_short_query_is_not_sent_and_a_failed_rewrite_keeps_the_query(llm_engram, llm, llm_tenant):
+    await llm_engram.search.search(llm_tenant, SearchRequest(query="Christmas party"))
+    assert llm.script.requests == []
+    llm.script.fail(500)
+    result = await llm_engram.search.search(llm_tenant, SearchRequest(query=CONVERSATION, explain=True))
+    assert result.explanation.rewritten is None and result.explanation.searched_text == CONVERSATION

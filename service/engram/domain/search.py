@@ -69,7 +69,9 @@ class Explanation(BaseModel):
     """Everything needed to see why a memory was (not) found."""
 
     weights: Weights
-    searched_text: str = Field(description="the query as searched: without its time words")
+    rewritten: str | None = Field(None, description="the search query the LLM made of a long query")
+    rewrite_ms: float | None = Field(None, description="how long the rewrite took")
+    searched_text: str = Field(description="the query as searched: rewritten, without its time words")
     time_window: TimeFilter | None = None
     prefer_recent: bool = Field(False, description="the query asked for the latest (上次, last time, recently)")
     query_tokens: list[str]

@@ -14,6 +14,7 @@ from engram.domain.search import SearchRequest
 from engram.evaluation.baselines import bm25_ranker
 from engram.evaluation.datasets import EvalCorpus, EvalGroup
 from engram.evaluation.metrics import Scores, by_category
+from engram.judge import build_rewriter
 from engram.runtime import Engram
 from engram.services.search import SearchService
 from engram.store import memories as repo
@@ -53,7 +54,9 @@ class Run:
 def searcher(engram: Engram, system: System) -> SearchService:
     # Ranking quality is measured over the whole top 10: no minimum score cuts it short.
     settings = engram.settings.retrieval.model_copy(update={"min_score": 0.0, **system.overrides})
-    return SearchService(engram.pool, engram.embedders, engram.cache, settings, engram.settings.lifecycle.layer_weights)
+    rewriter = build_rewriter(engram.settings) if settings.rewrite else None  # only with an LLM configured
+    layers = engram.settings.lifecycle.layer_weights
+    return SearchService(engram.pool, engram.embedders, engram.cache, settings, layers, rewriter)
 
 
 async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> dict[str, str]:

@@ -5,6 +5,7 @@ back to the rules whenever it fails.
 """
 
 from engram.judge.base import Judge
-from engram.judge.factory import build_judge
+from engram.judge.factory import build_judge, build_rewriter
+from engram.judge.rewrite import QueryRewriter
 
-__all__ = ["Judge", "build_judge"]
+__all__ = ["Judge", "QueryRewriter", "build_judge", "build_rewriter"]

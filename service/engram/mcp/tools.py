@@ -147,23 +147,33 @@ def build_mcp(
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        occurred_after: Annotated[datetime | None, Field(description="when it happened, inclusive")] = None,
+        occurred_before: Annotated[datetime | None, Field(description="when it happened, exclusive")] = None,
         session_id: str | None = None,
         task_id: str | None = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
+        now: Annotated[
+            datetime | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
+        ] = None,
         explain: Annotated[bool, Field(description="also return every channel's candidates")] = False,
     ) -> SearchResult:
-        """Find the memories most relevant to a query (vector + keyword + exact-identifier channels)."""
+        """Find the memories most relevant to a query (vector + keyword + exact identifiers, with
+        conversation context). Time words in the query ("last week", "in May", "上周", "上次") are
+        understood."""
         with tool_errors():
             request = SearchRequest(
                 query=query,
                 top_k=top_k,
                 explain=explain,
+                now=now,
                 filter=MemoryFilter(
                     types=types,
                     layers=layers,
                     statuses=statuses or [Status.active],
                     created_after=created_after,
                     created_before=created_before,
+                    occurred_after=occurred_after,
+                    occurred_before=occurred_before,
                     session_id=session_id,
                     task_id=task_id,
                     tags=tags,

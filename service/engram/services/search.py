@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from uuid import UUID
 
 import asyncpg
 import numpy as np
@@ -36,6 +38,7 @@ from engram.domain.temporal import TimeIntent, time_intent
 from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
+from engram.judge import QueryRewriter
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
@@ -62,6 +65,28 @@ def happened(memory: Memory) -> datetime:
     return memory.occurred_at or memory.created_at
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a query asks for, once rewritten and its time words taken out."""
+
+    intent: TimeIntent
+    text: str  # the words to look for
+    identifiers: list[str]
+    rewritten: str | None = None
+    rewrite_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Candidates:
+    vector: list[ChannelHit]
+    keyword: list[ChannelHit]
+    identifiers: list[ChannelHit]
+    window: list[ChannelHit]
+
+    def ids(self) -> list[UUID]:
+        return list(dict.fromkeys(h.id for h in (*self.vector, *self.keyword, *self.identifiers, *self.window)))
+
+
 class SearchService:
     def __init__(
         self,
@@ -70,7 +95,9 @@ class SearchService:
         cache: Cache,
         settings: RetrievalSettings,
         layer_weights: dict[Layer, float],
+        rewriter: QueryRewriter | None = None,
     ):
+        self._rewriter = rewriter
         self._layer_weights = layer_weights
         self._pool = pool
         self._embedders = embedders
@@ -82,66 +109,34 @@ class SearchService:
         s = self._settings
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
-        now = request.now or datetime.now(UTC)
-        intent = (
-            time_intent(request.query, now if now.tzinfo else now.replace(tzinfo=UTC))
-            if s.understand_time and names_time(request.query)
-            else TimeIntent(rest=request.query)
-        )
-        window = intent.window
-        text = intent.rest or request.query  # the words to look for, without "last week"
-        identifiers = extract_identifiers(text)
+        reading = await self._read(request)
         embedding, keyword = await asyncio.gather(
-            self._query_embedding(ctx, text), self._keyword_query(ctx, query_tokens(text))
+            self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
         )
-        limit = max(s.candidates, top_k)
-
-        async def channel(run, *args) -> list[ChannelHit]:
-            async with self._pool.acquire() as conn:
-                return await run(conn, ctx.schema, *args, request.filter, limit)
-
-        async def nothing() -> list[ChannelHit]:
-            return []
-
-        rules = weights.rule > 0
-        vector_hits, keyword_hits, identifier_hits, window_hits = await asyncio.gather(
-            channel(repo.vector_candidates, embedding, ctx.embedding_model) if weights.vector > 0 else nothing(),
-            channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
-            channel(repo.rule_candidates, identifiers) if identifiers and rules else nothing(),
-            channel(repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
-            if window and rules
-            else nothing(),
-        )
-        shape = QueryShape(guess_language(text), bool(keyword.tsquery), bool(identifiers))
-        candidate_ids = list(dict.fromkeys(h.id for h in (*vector_hits, *keyword_hits, *identifier_hits, *window_hits)))
+        found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
+        shape = QueryShape(guess_language(reading.text), bool(keyword.tsquery), bool(reading.identifiers))
         async with self._pool.acquire() as conn:
-            rows = await self._hydrate(conn, ctx, candidate_ids, embedding)
+            rows = await self._hydrate(conn, ctx, found.ids(), embedding)
 
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
                 languages = {memory_id: memory.language for memory_id, (memory, _) in rows.items()}
-                return fuse(similarity, keyword_hits, identifier_hits, weights, shape, languages, s.cross_language)
+                return fuse(similarity, found.keyword, found.identifiers, weights, shape, languages, s.cross_language)
 
-            fused, links = fused_now(), []
+            fused = fused_now()
             if s.context_weight > 0 and fused:
                 anchors = [h.id for h in fused[: s.context_anchors]]
-                found = await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
-                links = [Link(*link) for link in found]
-                newcomers = [link.neighbour for link in links if link.neighbour not in rows]
+                links = [
+                    Link(*x) for x in await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
+                ]
+                newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
                 if newcomers:  # fused with their own similarity before they borrow any context
-                    rows |= await self._hydrate(conn, ctx, list(dict.fromkeys(newcomers)), embedding)
+                    rows |= await self._hydrate(conn, ctx, newcomers, embedding)
                     fused = fused_now()
                 fused = add_context(fused, links, s.context_weight)
-            if window:
-                inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
-                fused = in_time(fused, inside, s.outside_window)
-            if intent.recent:
-                fused = prefer_recent(fused, {i: happened(m) for i, (m, _) in rows.items()}, RECENCY_BONUS)
-            fused = prefer_layers(
-                [h for h in fused if h.score > 0],
-                {memory_id: memory.layer for memory_id, (memory, _) in rows.items()},
-                self._layer_weights,
-            )
+            fused = self._in_time(fused, reading.intent, rows)
+            layers = {memory_id: memory.layer for memory_id, (memory, _) in rows.items()}
+            fused = prefer_layers([h for h in fused if h.score > 0], layers, self._layer_weights)
             top = [h for h in fused if h.score >= s.min_score][:top_k]
             accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
         hits = []
@@ -151,32 +146,70 @@ class SearchService:
                 count, at = accessed[h.id]
                 memory = memory.model_copy(update={"access_count": count, "last_accessed_at": at})
             hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
-        explanation = None
-        if request.explain:
-            context_hits = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
-            explanation = Explanation(
-                weights=weights,
-                searched_text=text,
-                time_window=TimeFilter(phrase=window.phrase, start=window.start, end=window.end) if window else None,
-                prefer_recent=intent.recent,
-                query_tokens=keyword.tokens,
-                token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),
-                query_identifiers=identifiers,
-                candidates={
-                    Channel.vector: vector_hits,
-                    Channel.keyword: keyword_hits,
-                    Channel.rule: identifier_hits,
-                    Channel.time: window_hits,
-                    Channel.context: [
-                        ChannelHit(id=h.id, score=h.channels.context, rank=i)
-                        for i, h in enumerate(context_hits, start=1)
-                    ],
-                },
-                fused=fused,
-            )
+        explanation = explain(reading, weights, keyword, found, fused) if request.explain else None
         return SearchResult(hits=hits, explanation=explanation)
 
-    async def _hydrate(self, conn: asyncpg.Connection, ctx: TenantContext, ids: list, embedding: np.ndarray) -> dict:
+    async def _read(self, request: SearchRequest) -> Reading:
+        """Rewrite a long query (with an LLM), then take its time words out."""
+        rewritten, rewrite_ms = None, None
+        if self._rewriter is not None:
+            started = time.perf_counter()
+            rewritten = await self._rewriter.rewrite(request.query)
+            rewrite_ms = round((time.perf_counter() - started) * 1000, 1)
+        query = rewritten or request.query
+        intent = TimeIntent(rest=query)
+        if self._settings.understand_time and names_time(query):
+            now = request.now or datetime.now(UTC)
+            intent = time_intent(query, now if now.tzinfo else now.replace(tzinfo=UTC))
+        text = intent.rest or query
+        return Reading(intent, text, extract_identifiers(text), rewritten, rewrite_ms)
+
+    async def _candidates(
+        self,
+        ctx: TenantContext,
+        request: SearchRequest,
+        reading: Reading,
+        weights: Weights,
+        embedding: np.ndarray,
+        keyword: KeywordQuery,
+        limit: int,
+    ) -> Candidates:
+        """Every channel's candidates, fetched concurrently, each on its own pooled connection."""
+
+        async def channel(run, *args) -> list[ChannelHit]:
+            async with self._pool.acquire() as conn:
+                return await run(conn, ctx.schema, *args, request.filter, limit)
+
+        async def nothing() -> list[ChannelHit]:
+            return []
+
+        window, rules = reading.intent.window, weights.rule > 0
+        return Candidates(
+            *await asyncio.gather(
+                channel(repo.vector_candidates, embedding, ctx.embedding_model) if weights.vector > 0 else nothing(),
+                channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
+                channel(repo.rule_candidates, reading.identifiers) if reading.identifiers and rules else nothing(),
+                channel(repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
+                if window and rules
+                else nothing(),
+            )
+        )
+
+    def _in_time(
+        self, fused: list[FusedHit], intent: TimeIntent, rows: dict[UUID, tuple[Memory, float]]
+    ) -> list[FusedHit]:
+        """A named time keeps memories of other times behind; "上次" puts the latest first."""
+        if intent.window:
+            window = intent.window
+            inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
+            fused = in_time(fused, inside, self._settings.outside_window)
+        if intent.recent:
+            fused = prefer_recent(fused, {i: happened(m) for i, (m, _) in rows.items()}, RECENCY_BONUS)
+        return fused
+
+    async def _hydrate(
+        self, conn: asyncpg.Connection, ctx: TenantContext, ids: list[UUID], embedding: np.ndarray
+    ) -> dict[UUID, tuple[Memory, float]]:
         if not ids:
             return {}
         return await repo.hydrate(conn, ctx.schema, ids, embedding, ctx.embedding_model)
@@ -212,3 +245,29 @@ class SearchService:
         vector = await embedder.embed_query(query)
         await self._cache.set(key, vector.astype(np.float32).tobytes())
         return vector
+
+
+def explain(
+    reading: Reading, weights: Weights, keyword: KeywordQuery, found: Candidates, fused: list[FusedHit]
+) -> Explanation:
+    window = reading.intent.window
+    lent = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
+    return Explanation(
+        weights=weights,
+        rewritten=reading.rewritten,
+        rewrite_ms=reading.rewrite_ms,
+        searched_text=reading.text,
+        time_window=TimeFilter(phrase=window.phrase, start=window.start, end=window.end) if window else None,
+        prefer_recent=reading.intent.recent,
+        query_tokens=keyword.tokens,
+        token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),
+        query_identifiers=reading.identifiers,
+        candidates={
+            Channel.vector: found.vector,
+            Channel.keyword: found.keyword,
+            Channel.rule: found.identifiers,
+            Channel.time: found.window,
+            Channel.context: [ChannelHit(id=h.id, score=h.channels.context, rank=i) for i, h in enumerate(lent, 1)],
+        },
+        fused=fused,
+    )
