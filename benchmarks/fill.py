@@ -23,6 +23,7 @@ from engram.store.schema import TenantContext
 POOL = 2000  # contents embedded for real
 CHUNK = 50_000
 NOISE = 0.01
+LONG = 4 * 3600  # seconds a bulk statement may take (an HNSW build over 1M vectors takes a while)
 
 
 async def vector_pool(engram: Engram, ctx: TenantContext, rng: random.Random) -> dict[int, np.ndarray]:
@@ -67,6 +68,7 @@ async def grow(
                     "staging",
                     records=records,
                     columns=["content", "language", "dedup_key", "identifiers", "search_tokens", "embedding"],
+                    timeout=LONG,
                 )
                 await conn.execute(
                     f"""INSERT INTO {schema}.memories (content, type, layer, language, dedup_key, identifiers,
@@ -75,12 +77,14 @@ async def grow(
                                search_tokens::tsvector, embedding, $1, 0.5 FROM staging
                         ON CONFLICT DO NOTHING""",
                     model,
+                    timeout=LONG,
                 )
             missing -= len(records)
         await conn.execute("SET maintenance_work_mem = '4GB'")
         await conn.execute("SET max_parallel_maintenance_workers = 2")
         await conn.execute(
-            f"CREATE INDEX memories_embedding_hnsw ON {schema}.memories USING hnsw (embedding vector_cosine_ops)"
+            f"CREATE INDEX memories_embedding_hnsw ON {schema}.memories USING hnsw (embedding vector_cosine_ops)",
+            timeout=LONG,
         )
-        await conn.execute(f"VACUUM ANALYZE {schema}.memories")
+        await conn.execute(f"VACUUM ANALYZE {schema}.memories", timeout=LONG)
     return time.perf_counter() - started
