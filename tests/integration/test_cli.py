@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.conftest import unique_tenant
+from tests.conftest import ROOT, unique_tenant
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,12 @@ def test_bad_input_exits_with_code_2(cli_env, args):
 def test_wrong_environment_exits_with_code_1(cli_env):
     result = engram({**cli_env, "ENGRAM_ENVIRONMENT": "prod"}, "tenant", "list")
     assert result.returncode == 1 and "refusing to start" in result.stderr
+
+
+def test_eval_runs_our_own_sets_and_refuses_bad_input(cli_env, tmp_path):
+    ran = engram(cli_env, "eval", "-b", "temporal", "--own-data", str(ROOT / "tests" / "data"), "--out", str(tmp_path))
+    assert ran.returncode == 0, ran.stderr
+    assert "| engram |" in ran.stdout and (tmp_path / "results.json").is_file() and (tmp_path / "results.md").is_file()
+    for bad in (["-b", "nope"], ["-b", "locomo", "--data-dir", str(tmp_path / "none")], ["--split", "nope"]):
+        refused = engram(cli_env, "eval", *bad, "--out", str(tmp_path))
+        assert refused.returncode == 2 and "error:" in refused.stderr, bad

@@ -18,6 +18,8 @@ from engram.domain.tokenize import to_tsquery_literal
 # this many memories (at least one token is always used). Commoner tokens still count in the
 # score of the memories found. It bounds the work of "user" in a tenant of a million memories.
 MATCH_BUDGET = 1000
+# At most this many matching memories are scored per query (see keyword_candidates).
+MATCH_SCAN = 3000
 MAX_QUERY_TOKENS = 64
 
 

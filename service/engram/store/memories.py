@@ -12,7 +12,7 @@ import asyncpg
 import numpy as np
 from pgvector import Vector
 
-from engram.domain.keyword import KeywordQuery, TokenStatistics
+from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
@@ -342,7 +342,9 @@ async def token_statistics(conn: asyncpg.Connection, schema: str) -> TokenStatis
 async def keyword_candidates(
     conn: asyncpg.Connection, schema: str, query: KeywordQuery, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
-    """Memories holding the query's rarest tokens; score = the share of the query's idf they hold."""
+    """Memories holding the query's rarest tokens; score = the share of the query's idf they hold.
+    At most MATCH_SCAN of the matches are scored: when even the rarest token is common (a query of
+    everyday words in a large tenant) the channel scores a sample, and the vector channel leads."""
     params = Params(query.tsquery, query.total_weight)
     held = " + ".join(
         f"CASE WHEN m.search_tokens @@ {params.add(to_tsquery_literal([token]))}::tsquery "
@@ -351,8 +353,9 @@ async def keyword_candidates(
     )
     records = await conn.fetch(
         f"""SELECT m.id, ({held}) / $2 AS score
-            FROM {schema}.memories m
-            WHERE m.search_tokens @@ $1::tsquery AND {where(f, params)}
+            FROM (SELECT x.id, x.search_tokens FROM {schema}.memories x
+                  WHERE x.search_tokens @@ $1::tsquery AND {where(f, params, alias="x")}
+                  LIMIT {params.add(MATCH_SCAN)}) AS m
             ORDER BY score DESC, m.id LIMIT {params.add(limit)}""",
         *params.values,
     )
