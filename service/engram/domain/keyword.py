@@ -19,7 +19,7 @@ from engram.domain.tokenize import to_tsquery_literal
 # score of the memories found. It bounds the work of "user" in a tenant of a million memories.
 MATCH_BUDGET = 1000
 # At most this many matching memories are scored per query (see keyword_candidates).
-MATCH_SCAN = 3000
+MATCH_SCAN = 2000
 MAX_QUERY_TOKENS = 64
 
 
