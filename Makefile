@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& echo $$p && break; done)
 
-.PHONY: install run test e2e lint format bench eval clean
+.PHONY: install run test browser e2e lint format bench eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
@@ -24,8 +24,16 @@ run: install
 	$(BIN)/engram dev
 
 ## test: lint, then every test (starts and stops the servers it needs)
-test: install lint
+test: install lint browser
 	$(BIN)/pytest -q
+
+# The UI tests drive Debian's chromium (with a CJK font for the screenshots). Installed when we
+# may (root with apt); elsewhere those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-zenhei >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-zenhei >/dev/null; }; } \
+	  || echo "no chromium: the UI tests will be skipped"; }
 
 ## e2e: kind cluster, image, chart, a MemoryTenant, its MCP URL (needs Docker, kind, kubectl)
 e2e: install

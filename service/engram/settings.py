@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     # Single-tenant mode (one Deployment per tenant on Kubernetes): only this tenant is served.
     tenant: str | None = None
 
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "plain"] = "json"
+    # /metrics (Prometheus) without a key: expose the port to your scraper, not to the internet.
+    metrics_enabled: bool = True
+
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     public_url: str | None = Field(None, description="base URL printed in MCP URLs")

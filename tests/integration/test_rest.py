@@ -128,3 +128,38 @@ async def test_remember_close_forgetting_and_consolidation_endpoints(api):
     consolidated = await client.post(f"{base}/consolidation/run", params={"dry_run": True})
     assert consolidated.json() == {"dry_run": True, "merged": [], "derived": []}
     assert (await client.post(f"{base}/remember", json={"user": ""})).status_code == 422
+
+
+async def test_counts_and_the_versions_of_a_changed_fact(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    old = (
+        await client.post(f"{base}/memories", json={"content": "The user likes coffee", "type": "preference"})
+    ).json()
+    new = (
+        await client.post(
+            f"{base}/memories", json={"content": "The user switched from coffee to tea", "type": "preference"}
+        )
+    ).json()
+    assert new["outcome"] == "superseded"
+    await client.post(
+        f"{base}/memories", json={"content": "Buy milk", "type": "task", "layer": "session", "session_id": "s"}
+    )
+    counts = (await client.get(f"{base}/stats")).json()
+    assert counts["by_type"]["preference"] == 1 and counts["by_type"]["task"] == 1
+    assert counts["by_layer"] == {"long_term": 1, "session": 1, "task": 0}
+    assert counts["by_status"]["superseded"] == 1
+    for either in (old["memory"]["id"], new["memory"]["id"]):
+        versions = (await client.get(f"{base}/memories/{either}/versions")).json()
+        assert [v["id"] for v in versions] == [old["memory"]["id"], new["memory"]["id"]]
+    assert (await client.get(f"{base}/memories/00000000-0000-0000-0000-000000000000/versions")).status_code == 404
+
+
+async def test_the_ui_page_is_plain_static_and_locked_down(api):
+    client, name, _ = api
+    page = await client.get(f"/t/{name}/ui", headers={"Authorization": ""})
+    assert page.status_code == 200 and '<script type="module" src="/ui/assets/app.js">' in page.text
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    assert (await client.get("/ui/assets/app.js")).status_code == 200
+    assert (await client.get("/t/Not_A_Tenant/ui")).status_code == 422

@@ -40,11 +40,15 @@ def sql_strings():
         yield path.name, re.sub(r"--[^\n]*", "", path.read_text())
 
 
+CTE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*(\w+)\s*(?:\([^)]*\))?\s+AS\s*\(", re.IGNORECASE)
+
+
 def unqualified(text: str) -> list[str]:
     found = []
+    ctes = {name.lower() for name in CTE.findall(text)}  # a WITH query's own names are not tables
     for match in TABLE_REF.finditer(text):
         name = match.group(1)
-        if name.lower() in NOT_TABLES or name.startswith("("):
+        if name.lower() in NOT_TABLES | ctes or name.startswith("("):
             continue
         if match.group(0).upper().startswith("ON") and not re.match(r"ON\s+[\w\"{}.]+\s*\(", text[match.start() :]):
             continue  # "ON" of a join condition or ON CONFLICT, not "CREATE INDEX ... ON table (...)"

@@ -10,9 +10,11 @@ from fastapi import FastAPI
 
 from engram import __version__, scheduler
 from engram.api.errors import install_error_handlers
-from engram.api.routes import health, lifecycle, memories
+from engram.api.observe import Observe
+from engram.api.routes import health, lifecycle, memories, observability, ui
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
+from engram.observability import metrics
 from engram.runtime import Engram, open_engram
 from engram.settings import Settings
 
@@ -30,6 +32,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
+        pool = engram.pool
+        metrics.watch_pool(pool.get_size, pool.get_idle_size, pool.get_max_size)
         lifecycle = settings.lifecycle
         jobs = (
             asyncio.create_task(scheduler.run_forever(engram, lifecycle.scheduler_interval_seconds))
@@ -55,9 +59,14 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(Observe)
     app.include_router(health.router)
+    if settings.metrics_enabled:
+        app.include_router(observability.router)
     app.include_router(memories.router)
     app.include_router(lifecycle.router)
+    app.include_router(ui.router)
+    app.mount("/ui/assets", ui.assets(), name="ui-assets")
     # Registered last: the mount swallows every other path under /t/{tenant}.
     app.mount("/t/{tenant}", mcp_app)
     return app

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from engram.observability import metrics
+
 
 class Cache(ABC):
     hits: int = 0
@@ -23,4 +25,5 @@ class Cache(ABC):
             self.misses += 1
         else:
             self.hits += 1
+        metrics.count_lookup(value is not None)
         return value

@@ -16,6 +16,7 @@ from engram.cli.common import (
     app,
     command,
 )
+from engram.observability import logs
 from engram.runtime import bootstrap_database, database_url, engram_session
 from engram.settings import Settings
 
@@ -98,4 +99,6 @@ def _serve(settings: Settings, dsn: str) -> None:
     # uvicorn re-raises the signal that stopped it once it has shut down; turn SIGTERM into an
     # exit that unwinds the stack, so the embedded PostgreSQL started for this run is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    uvicorn.run(create_app(settings, dsn), host=settings.host, port=settings.port, log_level="info")
+    logs.configure(settings.log_level, settings.log_format)
+    # log_config=None: uvicorn's loggers write through ours (JSON); requests are logged by the app.
+    uvicorn.run(create_app(settings, dsn), host=settings.host, port=settings.port, log_config=None, access_log=False)

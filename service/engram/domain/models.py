@@ -141,6 +141,14 @@ class HistoryEvent(BaseModel):
     details: dict[str, Any]
 
 
+class MemoryCounts(BaseModel):
+    """How many memories a tenant holds: active ones by type and by layer, all by status."""
+
+    by_type: dict[str, int]
+    by_layer: dict[str, int]
+    by_status: dict[str, int]
+
+
 class MemoryPage(BaseModel):
     items: list[Memory]
     next_cursor: str | None = Field(None, description="pass back to get the next page")

@@ -79,6 +79,9 @@ class Explanation(BaseModel):
     query_identifiers: list[str]
     candidates: dict[Channel, list[ChannelHit]]
     fused: list[FusedHit]
+    snippets: dict[UUID, str] = Field(
+        default_factory=dict, description="the start of each candidate's content, to read the candidates"
+    )
 
 
 class SearchRequest(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from typing import Annotated, Any
@@ -32,6 +33,7 @@ from engram.domain.models import (
 )
 from engram.domain.search import SearchRequest, SearchResult
 from engram.errors import EngramError
+from engram.observability import metrics
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
 from engram.store.schema import TenantContext
@@ -50,14 +52,19 @@ class History(BaseModel):
 
 
 @contextlib.contextmanager
-def tool_errors() -> Iterator[None]:
-    """Expected failures reach the model as ToolError; anything else stays masked by the SDK."""
+def tool_errors(tool: str) -> Iterator[None]:
+    """Expected failures reach the model as ToolError; anything else stays masked by the SDK.
+    Every call is timed, by tool and outcome."""
+    started, outcome = time.perf_counter(), "error"
     try:
         yield
+        outcome = "ok"
     except EngramError as exc:
         raise ToolError(str(exc)) from exc
     except ValidationError as exc:
         raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+    finally:
+        metrics.tools.labels(tool, outcome).observe(time.perf_counter() - started)
 
 
 def build_mcp(
@@ -111,7 +118,7 @@ def build_mcp(
     ) -> WriteResult:
         """Remember one atomic memory. An exact duplicate of an active memory is not stored twice:
         the existing memory comes back with outcome 'duplicate'."""
-        with tool_errors():
+        with tool_errors("write_memory"):
             item = NewMemory(
                 content=content,
                 type=type,
@@ -133,7 +140,7 @@ def build_mcp(
         items: Annotated[list[NewMemory], Field(min_length=1, description="memories, in order")],
     ) -> BatchWriteResult:
         """Remember several memories in one transaction; results come back in the same order."""
-        with tool_errors():
+        with tool_errors("write_memories"):
             results = await engram().writes.write_batch(await tenant_of(ctx), items, actor="mcp")
             return BatchWriteResult(results=results)
 
@@ -160,7 +167,7 @@ def build_mcp(
         """Find the memories most relevant to a query (vector + keyword + exact identifiers, with
         conversation context). Time words in the query ("last week", "in May", "上周", "上次") are
         understood."""
-        with tool_errors():
+        with tool_errors("search_memory"):
             request = SearchRequest(
                 query=query,
                 top_k=top_k,
@@ -191,19 +198,19 @@ def build_mcp(
         reason: Annotated[str | None, Field(max_length=500, description="why, kept in the history")] = None,
     ) -> Memory:
         """Forget a memory: it no longer appears in searches. Restorable with restore_memory."""
-        with tool_errors():
+        with tool_errors("forget_memory"):
             return await engram().memories.forget(await tenant_of(ctx), memory_id, actor="mcp", reason=reason)
 
     @server.tool(title="Restore a forgotten memory", annotations=writes)
     async def restore_memory(ctx: Context, memory_id: MemoryId) -> Memory:
         """Bring a forgotten memory back."""
-        with tool_errors():
+        with tool_errors("restore_memory"):
             return await engram().memories.restore(await tenant_of(ctx), memory_id, actor="mcp")
 
     @server.tool(title="Get a memory", annotations=read_only)
     async def get_memory(ctx: Context, memory_id: MemoryId) -> Memory:
         """One memory by id, whatever its status."""
-        with tool_errors():
+        with tool_errors("get_memory"):
             return await engram().memories.get(await tenant_of(ctx), memory_id)
 
     @server.tool(title="List memories", annotations=read_only)
@@ -216,7 +223,7 @@ def build_mcp(
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
     ) -> MemoryPage:
         """Memories newest first, one page at a time."""
-        with tool_errors():
+        with tool_errors("list_memories"):
             f = MemoryFilter(types=types, layers=layers, statuses=statuses or [Status.active])
             return await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
 
@@ -234,7 +241,7 @@ def build_mcp(
         metadata: dict[str, Any] | None = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
-        with tool_errors():
+        with tool_errors("update_memory"):
             given = {
                 "content": content,
                 "type": type,
@@ -248,7 +255,7 @@ def build_mcp(
     @server.tool(title="History of a memory", annotations=read_only)
     async def memory_history(ctx: Context, memory_id: MemoryId) -> History:
         """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
-        with tool_errors():
+        with tool_errors("memory_history"):
             return History(events=await engram().memories.history(await tenant_of(ctx), memory_id))
 
     @server.tool(title="Remember from a conversation turn", annotations=writes)
@@ -262,7 +269,7 @@ def build_mcp(
         """Let engram decide what is worth remembering from a turn: greetings, questions, passing
         states and "don't remember this" are skipped; each durable fact is stored once (repeats
         are counted, changes supersede the old memory)."""
-        with tool_errors():
+        with tool_errors("remember"):
             turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, source="mcp")
             return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
 
@@ -273,7 +280,7 @@ def build_mcp(
         task_id: Annotated[str | None, Field(description="the task that ended")] = None,
     ) -> Closed:
         """Forget the short-lived memories of a finished session or task (restorable)."""
-        with tool_errors():
+        with tool_errors("close_scope"):
             if (session_id is None) == (task_id is None):
                 raise ToolError("give exactly one of session_id and task_id")
             layer, scope = (Layer.session, session_id) if session_id else (Layer.task, task_id)

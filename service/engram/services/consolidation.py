@@ -14,6 +14,7 @@ from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
 from engram.domain.models import Memory, MemoryType, NewMemory, WriteOutcome
 from engram.judge import Judge
+from engram.observability import metrics
 from engram.services.dedup import relate
 from engram.services.writes import WriteService
 from engram.store import memories as repo
@@ -62,6 +63,10 @@ class ConsolidationService:
                 await self._merge(ctx, pair)
         gone = {p.superseded for p in merged}
         derived = await self._derive(ctx, memories, sims, thresholds.judge, gone, dry_run)
+        if not dry_run:
+            metrics.job_runs.labels("consolidation", ctx.name).inc()
+            metrics.job_changes.labels("consolidation", "merged").inc(len(merged))
+            metrics.job_changes.labels("consolidation", "derived").inc(len(derived))
         return ConsolidationReport(dry_run=dry_run, merged=merged, derived=derived)
 
     async def _redundant_pairs(

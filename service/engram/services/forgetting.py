@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from engram.domain.lifecycle import decay_score
 from engram.domain.models import Layer, Memory
 from engram.judge import Judge
+from engram.observability import metrics
 from engram.services.memories import MemoryService
 from engram.settings import LifecycleSettings
 from engram.store import memories as repo
@@ -62,6 +63,9 @@ class ForgettingService:
         )
         if dry_run:
             return report
+        metrics.job_runs.labels("forgetting", ctx.name).inc()
+        for change, ids in (("forgotten", report.forgotten), ("expired", report.expired), ("purged", report.purged)):
+            metrics.job_changes.labels("forgetting", change).inc(len(ids))
         for memory in expired:
             layer = "session" if memory.layer == Layer.session else "task"
             await self._memories.forget(ctx, memory.id, ACTOR, reason=f"{layer} time to live passed")

@@ -7,6 +7,7 @@ from pydantic import BaseModel
 from engram.domain.judgement import Turn, TurnJudgement
 from engram.domain.models import Layer, NewMemory, WriteResult
 from engram.judge import Judge
+from engram.observability import metrics
 from engram.services.writes import WriteService
 from engram.store.schema import TenantContext
 
@@ -40,6 +41,8 @@ class IngestService:
                 for fact in judgement.facts
             ]
             results = await self._writes.write_batch(ctx, items, actor)
+        else:
+            metrics.write_decisions.labels(ctx.name, "skipped").inc()
         return RememberResult(judgement=judgement, judge=self._judge.name, results=results)
 
 

@@ -8,7 +8,17 @@ from uuid import UUID
 
 import asyncpg
 
-from engram.domain.models import HistoryEvent, Layer, Memory, MemoryFilter, MemoryPage, MemoryPatch, Status
+from engram.domain.models import (
+    HistoryEvent,
+    Layer,
+    Memory,
+    MemoryCounts,
+    MemoryFilter,
+    MemoryPage,
+    MemoryPatch,
+    MemoryType,
+    Status,
+)
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
@@ -39,6 +49,27 @@ class MemoryService:
             items = await repo.list_page(conn, ctx.schema, f, limit + 1, after)
         next_cursor = _encode_cursor(items[limit - 1]) if len(items) > limit else None
         return MemoryPage(items=items[:limit], next_cursor=next_cursor)
+
+    async def counts(self, ctx: TenantContext) -> MemoryCounts:
+        async with self._pool.acquire() as conn:
+            rows = await repo.counts(conn, ctx.schema)
+        by_type: dict[str, int] = {t.value: 0 for t in MemoryType}
+        by_layer: dict[str, int] = {x.value: 0 for x in Layer}
+        by_status: dict[str, int] = {x.value: 0 for x in Status}
+        for r in rows:
+            by_status[r["status"]] += r["n"]
+            if r["status"] == Status.active:
+                by_type[r["type"]] += r["n"]
+                by_layer[r["layer"]] += r["n"]
+        return MemoryCounts(by_type=by_type, by_layer=by_layer, by_status=by_status)
+
+    async def chain(self, ctx: TenantContext, memory_id: UUID) -> list[Memory]:
+        """The versions of a fact: what this memory replaced and what replaced it, oldest first."""
+        async with self._pool.acquire() as conn:
+            chain = await repo.supersession_chain(conn, ctx.schema, memory_id)
+        if not chain:
+            raise NotFound(f"memory {memory_id} not found")
+        return chain
 
     async def history(self, ctx: TenantContext, memory_id: UUID) -> list[HistoryEvent]:
         async with self._pool.acquire() as conn:

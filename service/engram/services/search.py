@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,10 +40,14 @@ from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
 from engram.judge import QueryRewriter
+from engram.observability import metrics
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
 
+log = logging.getLogger(__name__)
+# Characters of each candidate's content shown by explain.
+SNIPPET = 200
 # "上次", "last time": the latest of the hits gains up to this much.
 RECENCY_BONUS = 0.1
 # Longer queries are conversations rather than questions (see names_time).
@@ -107,16 +112,19 @@ class SearchService:
 
     async def search(self, ctx: TenantContext, request: SearchRequest) -> SearchResult:
         s = self._settings
+        started = time.perf_counter()
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
         reading = await self._read(request)
-        embedding, keyword = await asyncio.gather(
-            self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
-        )
+        with metrics.timed(metrics.search_stages, "embed"):
+            embedding, keyword = await asyncio.gather(
+                self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
+            )
         found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
         shape = QueryShape(guess_language(reading.text), bool(keyword.tsquery), bool(reading.identifiers))
         async with self._pool.acquire() as conn:
-            rows = await self._hydrate(conn, ctx, found.ids(), embedding)
+            with metrics.timed(metrics.search_stages, "hydrate"):
+                rows = await self._hydrate(conn, ctx, found.ids(), embedding)
 
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
@@ -146,7 +154,10 @@ class SearchService:
                 count, at = accessed[h.id]
                 memory = memory.model_copy(update={"access_count": count, "last_accessed_at": at})
             hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
-        explanation = explain(reading, weights, keyword, found, fused) if request.explain else None
+        metrics.searches.labels(ctx.name).inc()
+        log_search(ctx, request, reading, found, hits, time.perf_counter() - started)
+        snippets = {memory_id: memory.content[:SNIPPET] for memory_id, (memory, _) in rows.items()}
+        explanation = explain(reading, weights, keyword, found, fused, snippets) if request.explain else None
         return SearchResult(hits=hits, explanation=explanation)
 
     async def _read(self, request: SearchRequest) -> Reading:
@@ -155,7 +166,10 @@ class SearchService:
         if self._rewriter is not None:
             started = time.perf_counter()
             rewritten = await self._rewriter.rewrite(request.query)
-            rewrite_ms = round((time.perf_counter() - started) * 1000, 1)
+            elapsed = time.perf_counter() - started
+            rewrite_ms = round(elapsed * 1000, 1)
+            if rewritten is not None:
+                metrics.search_stages.labels("rewrite").observe(elapsed)
         query = rewritten or request.query
         intent = TimeIntent(rest=query)
         if self._settings.understand_time and names_time(query):
@@ -176,9 +190,10 @@ class SearchService:
     ) -> Candidates:
         """Every channel's candidates, fetched concurrently, each on its own pooled connection."""
 
-        async def channel(run, *args) -> list[ChannelHit]:
+        async def channel(stage: str, run, *args) -> list[ChannelHit]:
             async with self._pool.acquire() as conn:
-                return await run(conn, ctx.schema, *args, request.filter, limit)
+                with metrics.timed(metrics.search_stages, stage):
+                    return await run(conn, ctx.schema, *args, request.filter, limit)
 
         async def nothing() -> list[ChannelHit]:
             return []
@@ -186,10 +201,16 @@ class SearchService:
         window, rules = reading.intent.window, weights.rule > 0
         return Candidates(
             *await asyncio.gather(
-                channel(repo.vector_candidates, embedding, ctx.embedding_model) if weights.vector > 0 else nothing(),
-                channel(repo.keyword_candidates, keyword) if keyword.tsquery and weights.keyword > 0 else nothing(),
-                channel(repo.rule_candidates, reading.identifiers) if reading.identifiers and rules else nothing(),
-                channel(repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
+                channel("vector", repo.vector_candidates, embedding, ctx.embedding_model)
+                if weights.vector > 0
+                else nothing(),
+                channel("keyword", repo.keyword_candidates, keyword)
+                if keyword.tsquery and weights.keyword > 0
+                else nothing(),
+                channel("rule", repo.rule_candidates, reading.identifiers)
+                if reading.identifiers and rules
+                else nothing(),
+                channel("time", repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
                 if window and rules
                 else nothing(),
             )
@@ -247,8 +268,52 @@ class SearchService:
         return vector
 
 
+def log_search(
+    ctx: TenantContext,
+    request: SearchRequest,
+    reading: Reading,
+    found: Candidates,
+    hits: list[SearchHit],
+    seconds: float,
+) -> None:
+    """Every search at info level with its contents redacted; at debug level the query, the rewrite
+    and each channel's top candidates, to see why a memory was (not) found."""
+    sizes = {"vector": len(found.vector), "keyword": len(found.keyword), "rule": len(found.identifiers)}
+    log.info(
+        "search",
+        extra={
+            "tenant": ctx.name,
+            "query": f"<{len(request.query)} characters>",
+            "rewritten": reading.rewritten is not None,
+            "time_window": reading.intent.window is not None,
+            "candidates": sizes | {"time": len(found.window)},
+            "hits": len(hits),
+            "ms": round(seconds * 1000, 1),
+        },
+    )
+    if log.isEnabledFor(logging.DEBUG):
+        top = {
+            name: [(str(h.id), round(h.score, 4)) for h in channel[:5]]
+            for name, channel in (
+                ("vector", found.vector),
+                ("keyword", found.keyword),
+                ("rule", found.identifiers),
+                ("time", found.window),
+            )
+        }
+        log.debug(
+            "search channels",
+            extra={"tenant": ctx.name, "query": request.query, "rewrite": reading.rewritten, "top": top},
+        )
+
+
 def explain(
-    reading: Reading, weights: Weights, keyword: KeywordQuery, found: Candidates, fused: list[FusedHit]
+    reading: Reading,
+    weights: Weights,
+    keyword: KeywordQuery,
+    found: Candidates,
+    fused: list[FusedHit],
+    snippets: dict[UUID, str],
 ) -> Explanation:
     window = reading.intent.window
     lent = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
@@ -270,4 +335,5 @@ def explain(
             Channel.context: [ChannelHit(id=h.id, score=h.channels.context, rank=i) for i, h in enumerate(lent, 1)],
         },
         fused=fused,
+        snippets=snippets,
     )

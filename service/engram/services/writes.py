@@ -19,6 +19,7 @@ from engram.domain.tokenize import document_tokens, to_tsvector_literal
 from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
 from engram.judge import Judge
+from engram.observability import metrics
 from engram.services import dedup
 from engram.store import memories as repo
 from engram.store.memories import MemoryRow
@@ -85,9 +86,12 @@ class WriteService:
             for item, content, vector in zip(items, contents, vectors, strict=True)
         ]
         try:
-            return await self._store(ctx, items, rows, actor)
+            results = await self._store(ctx, items, rows, actor)
         except asyncpg.DataError as exc:  # vectors of a model the tenant left a moment ago
             raise Conflict(f"the tenant's embedding model just changed, retry the write ({exc})") from None
+        for result in results:
+            metrics.write_decisions.labels(ctx.name, result.outcome.value).inc()
+        return results
 
     async def _store(
         self, ctx: TenantContext, items: list[NewMemory], rows: list[MemoryRow], actor: str | None

@@ -163,6 +163,33 @@ async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: b
     return to_memory(record) if record else None
 
 
+async def counts(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
+    """How many memories of each (type, layer, status)."""
+    return await conn.fetch(
+        f"SELECT m.type, m.layer, m.status, count(*) AS n FROM {schema}.memories m GROUP BY 1, 2, 3"
+    )
+
+
+async def supersession_chain(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> list[Memory]:
+    """The memories that replaced one another around ``memory_id``, oldest first."""
+    records = await conn.fetch(
+        f"""WITH RECURSIVE older(id, depth) AS (
+                SELECT $1::uuid, 0
+                UNION
+                SELECT m.id, o.depth - 1 FROM {schema}.memories m JOIN older o ON m.superseded_by = o.id
+                WHERE o.depth > -100),
+            newer(id, depth) AS (
+                SELECT $1::uuid, 0
+                UNION
+                SELECT m.superseded_by, n.depth + 1 FROM {schema}.memories m JOIN newer n ON m.id = n.id
+                WHERE m.superseded_by IS NOT NULL AND n.depth < 100)
+            SELECT {COLUMNS}, c.depth FROM (SELECT * FROM older UNION SELECT * FROM newer) AS c
+            JOIN {schema}.memories m ON m.id = c.id ORDER BY c.depth""",
+        memory_id,
+    )
+    return [to_memory({k: v for k, v in r.items() if k != "depth"}) for r in records]
+
+
 async def superseded_links(conn: asyncpg.Connection, schema: str) -> dict[UUID, UUID]:
     """Each superseded memory -> the memory that superseded it."""
     records = await conn.fetch(

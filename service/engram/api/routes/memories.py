@@ -15,6 +15,7 @@ from engram.domain.models import (
     HistoryEvent,
     Layer,
     Memory,
+    MemoryCounts,
     MemoryFilter,
     MemoryPage,
     MemoryPatch,
@@ -65,6 +66,8 @@ async def list_memories(
     task_id: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    occurred_after: datetime | None = None,
+    occurred_before: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> MemoryPage:
@@ -78,8 +81,16 @@ async def list_memories(
         task_id=task_id,
         created_after=created_after,
         created_before=created_before,
+        occurred_after=occurred_after,
+        occurred_before=occurred_before,
     )
     return await engram.memories.list(ctx, f, limit, cursor)
+
+
+@router.get("/stats")
+async def memory_counts(ctx: TenantDep, engram: EngramDep) -> MemoryCounts:
+    """How many memories: active ones by type and by layer, all of them by status."""
+    return await engram.memories.counts(ctx)
 
 
 @router.get("/memories/{memory_id}")
@@ -111,6 +122,12 @@ async def purge_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Re
     """Irreversible: delete a forgotten memory and erase its content from the history."""
     await engram.memories.purge(ctx, memory_id, actor=ACTOR)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/memories/{memory_id}/versions")
+async def memory_versions(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[Memory]:
+    """The chain of memories that superseded one another around this one, oldest first."""
+    return await engram.memories.chain(ctx, memory_id)
 
 
 @router.get("/memories/{memory_id}/history")

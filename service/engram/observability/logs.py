@@ -1,0 +1,47 @@
+"""Structured logs: one JSON object per line, each with the request id it belongs to."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import uuid
+from contextvars import ContextVar
+from datetime import UTC, datetime
+
+request_id: ContextVar[str | None] = ContextVar("engram_request_id", default=None)
+
+# LogRecord attributes that are not "extra" fields of a log call.
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+
+
+def new_request_id(given: str | None = None) -> str:
+    """The caller's X-Request-ID when it is sane, else a new one."""
+    if given and len(given) <= 100 and given.isprintable():
+        return given
+    return uuid.uuid4().hex[:16]
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if (rid := request_id.get()) is not None:
+            entry["request_id"] = rid
+        entry |= {k: v for k, v in vars(record).items() if k not in _STANDARD}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def configure(level: str = "info", fmt: str = "json") -> None:
+    """Logging of the process: JSON lines on stderr (``plain`` for people at a terminal)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())

@@ -1,0 +1,60 @@
+"""A real browser for the UI tests: Debian's chromium driven by Playwright (no browser download).
+Skipped, with the reason, where no chromium is installed (`make test` installs it when it can)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts" / "ui"
+# Flags for a headless run as root on a closed network (see the env notes on Chromium).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator:
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no chromium installed (apt-get install chromium; `make test` does it as root)")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture
+async def page(browser) -> AsyncIterator:
+    context = await browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    page = await context.new_page()
+    page.on("dialog", lambda dialog: dialog.accept())  # the confirmations of forget and purge
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    await context.close()
+    assert errors == [], errors
+
+
+async def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=True)
+    return path
