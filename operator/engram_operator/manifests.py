@@ -178,7 +178,13 @@ def render_deployment(t: TenantView) -> dict[str, Any]:
             "template": {
                 "metadata": {
                     "labels": t.labels,
-                    "annotations": {"memory.engram.dev/credentials-digest": t.credentials_digest},
+                    "annotations": {
+                        "memory.engram.dev/credentials-digest": t.credentials_digest,
+                        # The common convention for Prometheus' pod discovery: /metrics on the http port.
+                        "prometheus.io/scrape": "true",
+                        "prometheus.io/port": str(HTTP_PORT),
+                        "prometheus.io/path": "/metrics",
+                    },
                 },
                 "spec": _pod_spec(t, container, "Always"),
             },

@@ -48,6 +48,8 @@ def test_the_deployment_serves_one_tenant_as_non_root_with_probes():
     assert container["securityContext"]["runAsNonRoot"] and container["securityContext"]["readOnlyRootFilesystem"]
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert BUILT["deployment"]["spec"]["replicas"] == 2
+    annotations = BUILT["deployment"]["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/path"] == "/metrics" and annotations["prometheus.io/port"] == "8080"
 
 
 def test_the_cronjob_runs_forgetting_and_consolidation_on_the_spec_schedule():

@@ -66,6 +66,8 @@ def dev() -> None:
         typer.echo(f"  MCP URL (streamable HTTP): {base}/t/{DEFAULT_TENANT}/mcp")
         typer.echo(f"  MCP URL (SSE):             {base}/t/{DEFAULT_TENANT}/sse")
         typer.echo(f"  REST API:                  {base}/t/{DEFAULT_TENANT}/v1  (docs: {base}/docs)")
+        typer.echo(f"  Memory browser:            {base}/t/{DEFAULT_TENANT}/ui  (log in with the API key)")
+        typer.echo(f"  Metrics:                   {base}/metrics")
         typer.echo(f"  API key:                   {key}")
         typer.echo(f"  header:                    Authorization: Bearer {key}\n")
         _serve(settings, dsn)
