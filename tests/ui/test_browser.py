@@ -6,8 +6,16 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.conftest import unique_tenant
+from tests.conftest import ServerThread, unique_tenant
 from tests.ui.conftest import screenshot
+
+
+@pytest.fixture(scope="module")
+def service(settings, bootstrapped):
+    """The service with a forgetting threshold high enough that fresh memories are candidates."""
+    lifecycle = settings.lifecycle.model_copy(update={"forget_threshold": 0.9, "scheduler_enabled": False})
+    with ServerThread(settings.model_copy(update={"lifecycle": lifecycle}), bootstrapped) as running:
+        yield running
 
 
 @pytest.fixture
@@ -75,6 +83,7 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     await expect(table.locator(f"tr[data-id='{chinese['id']}']")).to_have_count(0)  # the list shows active ones
     await page.click("#restore")
     await expect(page.locator("#forget")).to_be_visible()
+    await expect(page.locator("#detail")).not_to_contain_text("null")
     events = await page.locator("#history li").evaluate_all("items => items.map(i => i.dataset.event)")
     assert events[:1] == ["written"] and {"updated", "forgotten", "restored"} <= set(events)
     await screenshot(page, "memory-history")
@@ -92,10 +101,35 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
 
     await page.click("#nav a[data-view=forgetting]")
     await page.click("#preview")
-    await expect(page.locator("#forgetting-results")).to_contain_text("candidates")
+    candidates = page.locator("#forgetting-table tbody tr")
+    await expect(candidates.first).to_be_visible()
+    await expect(page.locator("#forgetting-table")).to_contain_text("The user's flight CA981 leaves at 9am")
+    await expect(page.locator("#forgetting-table")).to_contain_text("below 0.9")
     await screenshot(page, "forgetting")
 
     await page.click("#logout")
     await expect(page.locator("#login-view")).to_be_visible()
     await page.reload()
     await expect(page.locator("#login-view")).to_be_visible()  # the key left with the session
+
+
+async def test_paging_and_filters(page, service, ui_tenant):
+    name, key = ui_tenant
+    items = [{"content": f"Reading note {i}: chapter {i} of the novel", "type": "fact"} for i in range(55)]
+    items.append({"content": "Call the dentist on Monday", "type": "task", "tags": ["health"]})
+    with rest(service, name, key) as api:
+        api.post("/memories/batch", json={"items": items}).raise_for_status()
+    await log_in(page, service, name, key)
+    rows = page.locator("#memory-table tbody tr")
+    await expect(rows).to_have_count(50)
+    await page.click("#more")
+    await expect(rows).to_have_count(56)
+    await expect(page.locator("#more")).to_be_hidden()
+    await page.select_option("#filters select[name=type]", "task")
+    await page.click("#filters button")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("Call the dentist on Monday")
+    await page.select_option("#filters select[name=type]", "")
+    await page.fill("#filters input[name=tag]", "nothing-has-this-tag")
+    await page.click("#filters button")
+    await expect(page.locator("#empty")).to_be_visible()

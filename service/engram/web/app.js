@@ -187,6 +187,7 @@ function renderDetail(m, history, versions) {
         el("li", { class: `status-${v.status}` }, el("a", { href: "#memories", on: { click: () => openMemory(v.id) } }, v.content), ` (${v.status})`))))
     : null;
   $("#detail").replaceChildren(
+    ...[
     el("h2", {}, "Memory"),
     el("p", { class: "hint" }, `${m.id} · ${m.status} · ${m.language} · used ${m.access_count} times`),
     content,
@@ -204,6 +205,7 @@ function renderDetail(m, history, versions) {
     el("h3", {}, "History"),
     el("ul", { class: "timeline", id: "history" }, ...history.map((e) =>
       el("li", { "data-event": e.event }, el("div", { class: "when" }, `${when(e.at)} · ${e.event}${e.actor ? ` · ${e.actor}` : ""}`), e.content ?? ""))),
+    ].filter(Boolean), // the versions block is absent for a memory that never changed
   );
   $("#detail").hidden = false;
 }
