@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 request_id: ContextVar[str | None] = ContextVar("engram_request_id", default=None)
 
-# LogRecord attributes that are not "extra" fields of a log call.
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+# LogRecord attributes that are not "extra" fields of a log call (and uvicorn's coloured copy of its message).
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName", "color_message"}
 
 
 def new_request_id(given: str | None = None) -> str:
