@@ -10,19 +10,21 @@ from tests.conftest import ServerThread, unique_tenant
 from tests.ui.conftest import screenshot
 
 
-@pytest.fixture(scope="module")
-def service(settings, bootstrapped):
-    """The service with a forgetting threshold high enough that fresh memories are candidates."""
-    lifecycle = settings.lifecycle.model_copy(update={"forget_threshold": 0.9, "scheduler_enabled": False})
-    with ServerThread(settings.model_copy(update={"lifecycle": lifecycle}), bootstrapped) as running:
-        yield running
-
-
 @pytest.fixture
 async def ui_tenant(engram):
     name = unique_tenant("ui")
     _, key = await engram.tenants.create(name)
     return name, key
+
+
+@pytest.fixture
+def service(settings, bootstrapped, ui_tenant):
+    """The service for this test's tenant alone (other tests' tenants may hold vectors of another
+    model), with a forgetting threshold high enough that fresh memories are candidates."""
+    lifecycle = settings.lifecycle.model_copy(update={"forget_threshold": 0.9, "scheduler_enabled": False})
+    configured = settings.model_copy(update={"lifecycle": lifecycle, "tenant": ui_tenant[0]})
+    with ServerThread(configured, bootstrapped) as running:
+        yield running
 
 
 def rest(service, name: str, key: str) -> httpx.Client:
