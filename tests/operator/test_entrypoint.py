@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -12,12 +13,15 @@ from tests.operator.harness import eventually
 from tests.operator.test_operator import condition, name
 
 
-def operator_process(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def operator_process(*args: str, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+    """The operator as a process. A long run logs to a file: a pipe nobody reads fills up and
+    blocks the process's next write."""
+    out = log.open("w") if log else subprocess.PIPE
     return subprocess.Popen(
         [sys.executable, "-m", "engram_operator", *args],
         env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=out,
+        stderr=out,
         text=True,
     )
 
@@ -37,11 +41,13 @@ def test_bad_invocations_exit_2_with_a_message(tmp_path):
 async def test_the_operator_process_serves_tenants_and_stops_on_sigterm(emulator, cluster, bootstrapped, tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({"instances": [{"name": "pg-test", "environment": "test", "adminDsnEnv": "PG"}]}))
-    process = operator_process("--namespace", "agents", env={"ENGRAM_OPERATOR_CONFIG": str(config), "PG": bootstrapped})
+    log = tmp_path / "operator.log"
+    env = {"ENGRAM_OPERATOR_CONFIG": str(config), "PG": bootstrapped}
+    process = operator_process("--namespace", "agents", env=env, log=log)
     try:
         tenant = name()
         await cluster.apply_tenant("agents", tenant, {"environment": "test"})
         await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("status") == "True")
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(60) == 0, process.stderr.read()
+        assert process.wait(60) == 0, log.read_text()[-3000:]
