@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 from typing import Any
 
 import kopf
@@ -14,8 +13,6 @@ from engram_operator.kube import GROUP, PLURAL, VERSION, Kube, connection_info, 
 from engram_operator.placement import PlacementError
 from engram_operator.reconcile import InvalidSpec, Reconciler, Tenant
 from engram_operator.status import Check, deployment_readiness
-
-log = logging.getLogger(__name__)
 
 FINALIZER = "memory.engram.dev/finalizer"
 MANAGED = {"app.kubernetes.io/managed-by": "engram-operator"}

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+# Reasons of a Provisioned=False that retrying cannot fix: the spec or the configuration must change.
+PERMANENT_REASONS = frozenset({"Refused", "InvalidSpec"})
+
 
 @dataclass(frozen=True)
 class Check:
@@ -75,7 +78,3 @@ def phase_of(conditions: list[dict[str, Any]]) -> tuple[str, str]:
             return "Suspended", ready["message"]
         return "Provisioning", ready["message"] if ready else "waiting for the Deployment"
     return "Ready", ready["message"]
-
-
-# Reasons of a Provisioned=False that retrying cannot fix: the spec or the configuration must change.
-PERMANENT_REASONS = frozenset({"Refused", "InvalidSpec"})
