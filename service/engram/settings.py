@@ -32,8 +32,6 @@ class RetrievalSettings(BaseModel):
     # "last week", "五月", "上次" in a query select memories of that time (off: they are plain words).
     understand_time: bool = True
     outside_window: float = Field(0.5, ge=0, le=1, description="share of its score a memory of another time keeps")
-    # A memory in the other language than the query is judged on fewer channels (no shared words).
-    cross_language: float = Field(1.0, ge=0, le=1)
     # Neighbours in the same conversation (session_id, write order) lend a hit context.
     context_weight: float = Field(0.5, ge=0, le=1, description="0 turns conversation context off")
     context_radius: int = Field(2, ge=1, le=10, description="neighbours on each side")

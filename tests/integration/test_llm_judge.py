@@ -140,8 +140,9 @@ async def test_a_pasted_conversation_is_rewritten_into_a_search_query(llm_engram
 
 
 async def test_a_short_query_is_not_sent_and_a_failed_rewrite_keeps_the_query(llm_engram, llm, llm_tenant):
-    await llm_engram.search.search(llm_tenant, SearchRequest(query="Christmas party"))
-    assert llm.script.requests == []
+    short = await llm_engram.search.search(llm_tenant, SearchRequest(query="Christmas party", explain=True))
+    assert llm.script.requests == [] and short.explanation.rewrite_ms is None
     llm.script.fail(500)
     result = await llm_engram.search.search(llm_tenant, SearchRequest(query=CONVERSATION, explain=True))
     assert result.explanation.rewritten is None and result.explanation.searched_text == CONVERSATION
+    assert result.explanation.rewrite_ms is not None  # it was tried

@@ -64,7 +64,7 @@ async def test_every_metric_family_counts_after_traffic(service, engram):
     assert value("engram_http_request_seconds", "_count", route="/t/{tenant}/v1/search", status="200") >= 2
     assert value("engram_http_request_seconds", "_count", route="/t/{tenant}/mcp") >= 1
     assert value("engram_mcp_tool_seconds", "_count", tool="search_memory", outcome="ok") >= 1
-    for stage in ("vector", "keyword", "rule", "hydrate", "embed"):
+    for stage in ("vector", "keyword", "rule", "hydrate", "embed", "context"):
         assert value("engram_search_stage_seconds", "_count", stage=stage) >= 1, stage
     assert value("engram_searches", "_total", tenant=tenant) == 3
     assert value("engram_cache_lookups", "_total", result="hit") >= 1 and value("engram_cache_hit_ratio") > 0

@@ -33,7 +33,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
         pool = engram.pool
-        metrics.watch_pool(pool.get_size, pool.get_idle_size, pool.get_max_size)
+        metrics.watch(pool.get_size, pool.get_idle_size, pool.get_max_size, engram.cache.hit_ratio)
         lifecycle = settings.lifecycle
         jobs = (
             asyncio.create_task(scheduler.run_forever(engram, lifecycle.scheduler_interval_seconds))

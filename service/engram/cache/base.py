@@ -25,5 +25,9 @@ class Cache(ABC):
             self.misses += 1
         else:
             self.hits += 1
-        metrics.count_lookup(value is not None)
+        metrics.cache_lookups.labels("miss" if value is None else "hit").inc()
         return value
+
+    def hit_ratio(self) -> float:
+        lookups = self.hits + self.misses
+        return self.hits / lookups if lookups else 0.0

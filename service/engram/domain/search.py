@@ -141,7 +141,6 @@ def fuse(
     weights: Weights,
     shape: QueryShape | None = None,
     languages: dict[UUID, str] | None = None,
-    cross_language: float = 1.0,
 ) -> list[FusedHit]:
     """Weighted mean of per-channel scores, each on an absolute 0..1 scale, best first.
 
@@ -152,8 +151,7 @@ def fuse(
     A channel that cannot speak for a memory is left out of its mean: the rule channel when the
     query holds no identifiers, the keyword channel when the query has no tokens or is written
     in the other language than the memory (so a Chinese query is not penalised for failing to
-    share words with an English memory); such a memory's mean is then scaled by
-    ``cross_language``, as it rests on fewer kinds of evidence.
+    share words with an English memory).
     """
     shape = shape or QueryShape()
     languages = languages or {}
@@ -167,11 +165,10 @@ def fuse(
             keyword=keyword_norm.get(memory_id, 0.0),
             rule=rule_norm.get(memory_id, 0.0),
         )
-        crossing = shape.keywords and _crosses_language(shape.language, languages.get(memory_id))
-        keyword_speaks = shape.keywords and not crossing
+        keyword_speaks = shape.keywords and not _crosses_language(shape.language, languages.get(memory_id))
         total = weights.vector + weights.keyword * keyword_speaks + weights.rule * shape.identifiers
         value = weights.vector * scores.vector + weights.keyword * scores.keyword + weights.rule * scores.rule
-        score = value / total * (cross_language if crossing else 1.0) if total > 0 else 0.0
+        score = value / total if total > 0 else 0.0
         fused.append(FusedHit(id=memory_id, score=round(score, 6), channels=scores))
     fused.sort(key=lambda h: (-h.score, str(h.id)))
     return fused

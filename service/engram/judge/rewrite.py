@@ -24,6 +24,7 @@ class Rewrite(BaseModel):
 
 
 def worth_rewriting(query: str) -> bool:
+    """A pasted conversation or a long message; a short query is already what search wants."""
     return "\n" in query.strip() or len(query) >= REWRITE_FROM_CHARS
 
 
@@ -32,8 +33,7 @@ class QueryRewriter:
         self._chat = chat
 
     async def rewrite(self, query: str) -> str | None:
-        """The search query the model made of ``query``, or None (not worth it, or it failed)."""
-        if not worth_rewriting(query):
-            return None
+        """The search query the model made of ``query``, or None when it failed. Ask only for a
+        query ``worth_rewriting``."""
         answer = await self._chat.ask(REWRITE_PROMPT, json.dumps({"message": query}, ensure_ascii=False), Rewrite)
         return answer.query.strip() if answer is not None else None

@@ -55,16 +55,6 @@ pool_connections = Gauge(
 )
 
 
-_lookups = {"hit": 0, "miss": 0}
-
-
-def count_lookup(hit: bool) -> None:
-    result = "hit" if hit else "miss"
-    cache_lookups.labels(result).inc()
-    _lookups[result] += 1
-    cache_hit_ratio.set(_lookups["hit"] / (_lookups["hit"] + _lookups["miss"]))
-
-
 @contextlib.contextmanager
 def timed(histogram: Histogram, *labels: str) -> Iterator[None]:
     started = time.perf_counter()
@@ -74,8 +64,11 @@ def timed(histogram: Histogram, *labels: str) -> Iterator[None]:
         histogram.labels(*labels).observe(time.perf_counter() - started)
 
 
-def watch_pool(size: Callable[[], int], idle: Callable[[], int], maximum: Callable[[], int]) -> None:
-    """Read the pool's numbers at every scrape (the latest pool opened in this process)."""
+def watch(
+    size: Callable[[], int], idle: Callable[[], int], maximum: Callable[[], int], hit_ratio: Callable[[], float]
+) -> None:
+    """Read the pool's and the cache's numbers at every scrape (the latest ones opened here)."""
+    cache_hit_ratio.set_function(hit_ratio)
     pool_connections.labels("in_use").set_function(lambda: size() - idle())
     pool_connections.labels("idle").set_function(idle)
     pool_connections.labels("max").set_function(maximum)

@@ -39,7 +39,7 @@ from engram.domain.temporal import TimeIntent, time_intent
 from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
-from engram.judge import QueryRewriter
+from engram.judge import QueryRewriter, worth_rewriting
 from engram.observability import metrics
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
@@ -116,10 +116,9 @@ class SearchService:
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
         reading = await self._read(request)
-        with metrics.timed(metrics.search_stages, "embed"):
-            embedding, keyword = await asyncio.gather(
-                self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
-            )
+        embedding, keyword = await asyncio.gather(
+            self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
+        )
         found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
         shape = QueryShape(guess_language(reading.text), bool(keyword.tsquery), bool(reading.identifiers))
         async with self._pool.acquire() as conn:
@@ -129,19 +128,19 @@ class SearchService:
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
                 languages = {memory_id: memory.language for memory_id, (memory, _) in rows.items()}
-                return fuse(similarity, found.keyword, found.identifiers, weights, shape, languages, s.cross_language)
+                return fuse(similarity, found.keyword, found.identifiers, weights, shape, languages)
 
             fused = fused_now()
             if s.context_weight > 0 and fused:
-                anchors = [h.id for h in fused[: s.context_anchors]]
-                links = [
-                    Link(*x) for x in await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
-                ]
-                newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
-                if newcomers:  # fused with their own similarity before they borrow any context
-                    rows |= await self._hydrate(conn, ctx, newcomers, embedding)
-                    fused = fused_now()
-                fused = add_context(fused, links, s.context_weight)
+                with metrics.timed(metrics.search_stages, "context"):
+                    anchors = [h.id for h in fused[: s.context_anchors]]
+                    found_links = await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
+                    links = [Link(*x) for x in found_links]
+                    newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
+                    if newcomers:  # fused with their own similarity before they borrow any context
+                        rows |= await self._hydrate(conn, ctx, newcomers, embedding)
+                        fused = fused_now()
+                    fused = add_context(fused, links, s.context_weight)
             fused = self._in_time(fused, reading.intent, rows)
             layers = {memory_id: memory.layer for memory_id, (memory, _) in rows.items()}
             fused = prefer_layers([h for h in fused if h.score > 0], layers, self._layer_weights)
@@ -156,20 +155,19 @@ class SearchService:
             hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
         metrics.searches.labels(ctx.name).inc()
         log_search(ctx, request, reading, found, hits, time.perf_counter() - started)
+        if not request.explain:
+            return SearchResult(hits=hits)
         snippets = {memory_id: memory.content[:SNIPPET] for memory_id, (memory, _) in rows.items()}
-        explanation = explain(reading, weights, keyword, found, fused, snippets) if request.explain else None
-        return SearchResult(hits=hits, explanation=explanation)
+        return SearchResult(hits=hits, explanation=explain(reading, weights, keyword, found, fused, snippets))
 
     async def _read(self, request: SearchRequest) -> Reading:
         """Rewrite a long query (with an LLM), then take its time words out."""
         rewritten, rewrite_ms = None, None
-        if self._rewriter is not None:
+        if self._rewriter is not None and worth_rewriting(request.query):
             started = time.perf_counter()
-            rewritten = await self._rewriter.rewrite(request.query)
-            elapsed = time.perf_counter() - started
-            rewrite_ms = round(elapsed * 1000, 1)
-            if rewritten is not None:
-                metrics.search_stages.labels("rewrite").observe(elapsed)
+            with metrics.timed(metrics.search_stages, "rewrite"):
+                rewritten = await self._rewriter.rewrite(request.query)
+            rewrite_ms = round((time.perf_counter() - started) * 1000, 1)
         query = rewritten or request.query
         intent = TimeIntent(rest=query)
         if self._settings.understand_time and names_time(query):
@@ -263,7 +261,8 @@ class SearchService:
         cached = await self._cache.get(key)
         if cached is not None:
             return np.frombuffer(cached, dtype=np.float32)
-        vector = await embedder.embed_query(query)
+        with metrics.timed(metrics.search_stages, "embed"):  # a miss: the model runs
+            vector = await embedder.embed_query(query)
         await self._cache.set(key, vector.astype(np.float32).tobytes())
         return vector
 
