@@ -60,16 +60,26 @@ async def _admin(instance: Instance) -> AsyncIterator[asyncpg.Connection]:
 
 
 async def ensure_tenant(
-    instance: Instance, tenant: str, model: str, dim: int, password: str, api_key: str, claim: str
+    instance: Instance,
+    tenant: str,
+    model: str,
+    dim: int,
+    password: str,
+    api_key: str,
+    claim: str,
+    *,
+    new_password: bool = True,
 ) -> Provisioned:
     """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials.
-    ``claim`` names the owner (a MemoryTenant's namespace/name): a name held by another is refused."""
+    ``claim`` names the owner (a MemoryTenant's namespace/name): a name held by another is refused.
+    With ``new_password`` false the role keeps the password it has (the one the caller knows), so a
+    periodic repair does not rewrite the catalog; it is still set if the role has to be fixed."""
     schema, role = schema_name(tenant), role_name(tenant)
     async with _admin(instance) as conn:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         await control.migrate_control(conn)
         async with conn.transaction():
-            await _ensure_role_and_schema(conn, tenant, claim, password)
+            await _ensure_role_and_schema(conn, tenant, claim, password, new_password)
             await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
             await migrate_schema(conn, f'"{schema}"', "tenant", dim)
             await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
@@ -82,21 +92,32 @@ async def ensure_tenant(
     return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password), meta["embedding_model"])
 
 
-async def _ensure_role_and_schema(conn: asyncpg.Connection, tenant: str, claim: str, password: str) -> None:
+# (can log in, superuser, create databases, create roles, inherit) of a tenant role.
+_ROLE_AS_WANTED = (True, False, False, False, False)
+
+
+async def _ensure_role_and_schema(
+    conn: asyncpg.Connection, tenant: str, claim: str, password: str, new_password: bool
+) -> None:
     schema, role = schema_name(tenant), role_name(tenant)
     registered = await _holds(conn, tenant, claim)
-    role_exists = await _role_exists(conn, role)
+    attributes = await conn.fetchrow(
+        """SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolinherit
+           FROM pg_catalog.pg_roles WHERE rolname = $1""",
+        role,
+    )
     schema_exists = await conn.fetchval(
         "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema
     )
-    if not registered and (role_exists or schema_exists):
+    if not registered and (attributes is not None or schema_exists):
         raise PlacementError(f"role {role} or schema {schema} exists but engram did not create it: refusing to adopt")
-    verb = "ALTER" if role_exists else "CREATE"
-    options = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
-    statement = await conn.fetchval(
-        f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
-    )
-    await conn.execute(statement)
+    if attributes is None or new_password or tuple(attributes) != _ROLE_AS_WANTED:
+        verb = "CREATE" if attributes is None else "ALTER"
+        options = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
+        statement = await conn.fetchval(
+            f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
+        )
+        await conn.execute(statement)
     await conn.execute(f'GRANT "{role}" TO CURRENT_USER')  # lets a non-superuser admin act as the role
     await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}" AUTHORIZATION "{role}"')
     # The service checks the database's environment label before it serves anything.

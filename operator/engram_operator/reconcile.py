@@ -96,14 +96,15 @@ def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
     return model, int(embedding["dimension"])
 
 
-def _credentials(tenant: str, secret: dict[str, Any] | None) -> tuple[str, str]:
-    """(database password, API key): kept from the tenant's Secret, made anew when it is gone."""
+def _credentials(tenant: str, secret: dict[str, Any] | None) -> tuple[str, bool, str]:
+    """(database password, whether it is new, API key): kept from the tenant's Secret, made anew
+    when it is gone."""
     values = secret_values(secret) if secret else {}
-    password = unquote(urlsplit(values.get("dsn", "")).password or "") or secrets.token_urlsafe(24)
+    password = unquote(urlsplit(values.get("dsn", "")).password or "")
     key = values.get("api-key", "")
     if not key.startswith(f"ek.{tenant}."):
         key = new_key(tenant)
-    return password, key
+    return password or secrets.token_urlsafe(24), not password, key
 
 
 class Reconciler:
@@ -144,8 +145,10 @@ class Reconciler:
         model, dim = embedding_of(tenant.spec)
         bare = self.view(tenant)
         secret = await self.kube.get("v1", "Secret", tenant.namespace, bare.secret_name)
-        password, key = _credentials(tenant.name, secret)
-        provisioned = await ensure_tenant(instance, tenant.name, model, dim, password, key, tenant.claim)
+        password, fresh, key = _credentials(tenant.name, secret)
+        provisioned = await ensure_tenant(
+            instance, tenant.name, model, dim, password, key, tenant.claim, new_password=fresh
+        )
         view = self.view(
             tenant,
             embedding_model=provisioned.embedding_model,

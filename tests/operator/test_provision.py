@@ -140,3 +140,22 @@ async def test_a_retired_tenant_keeps_its_data_but_cannot_log_in_until_it_return
         assert await conn.fetchval(f'SELECT count(*) FROM "{back.schema}".api_keys WHERE revoked_at IS NULL') == 1
     finally:
         await conn.close()
+
+
+async def test_a_repair_leaves_the_role_alone_but_unlocks_a_locked_one(test_instance):
+    tenant, password = name(), secrets.token_urlsafe(16)
+    args = (test_instance, tenant, MODEL, DIM, password, f"ek.{tenant}.k", claim(tenant))
+    first = await ensure_tenant(*args)
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        version = "SELECT xmin::text FROM pg_catalog.pg_authid WHERE rolname = $1"
+        before = await admin.fetchval(version, first.role)
+        await ensure_tenant(*args, new_password=False)
+        assert await admin.fetchval(version, first.role) == before  # no catalog write, no new hash
+        await retire_tenant(test_instance, tenant, claim(tenant))
+        await ensure_tenant(*args, new_password=False)
+        assert await admin.fetchval(version, first.role) != before
+    finally:
+        await admin.close()
+    conn = await asyncpg.connect(first.dsn)  # unlocked, with the password it had
+    await conn.close()

@@ -23,7 +23,12 @@ async def read_meta(conn: asyncpg.Connection, schema: str) -> asyncpg.Record | N
 
 
 async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str) -> None:
-    await conn.execute(f"INSERT INTO {schema}.api_keys (key_hash) VALUES ($1)", key_hash)
+    """Make the key valid; a key given again after its revocation is valid again."""
+    await conn.execute(
+        f"""INSERT INTO {schema}.api_keys (key_hash) VALUES ($1)
+            ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL""",
+        key_hash,
+    )
 
 
 async def revoke_all_keys(conn: asyncpg.Connection, schema: str) -> int:
