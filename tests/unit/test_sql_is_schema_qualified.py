@@ -16,7 +16,7 @@ TABLE_REF = re.compile(
     re.IGNORECASE,
 )
 # Words that may follow those keywords without being a table.
-NOT_TABLES = {"conflict", "delete", "update", "commit", "select", "unnest", "lateral", "of"}
+NOT_TABLES = {"conflict", "delete", "update", "commit", "select", "unnest", "lateral", "of", "set"}  # "DO UPDATE SET"
 # Case-sensitive: SQL here is written in upper case, prose ("Update a memory") is not.
 SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH|DROP)\b")
 

@@ -1,4 +1,4 @@
-from engram.domain.text import duplicate_key, guess_language, normalise
+from engram.domain.text import duplicate_key, guess_language, is_conversation, normalise
 
 
 def test_normalise_folds_case_width_and_spaces():
@@ -17,3 +17,9 @@ def test_language_guess():
     assert guess_language("The user likes tea") == "en"
     assert guess_language("我喜欢 coffee") == "zh"
     assert guess_language("12345") == "und"
+
+
+def test_a_conversation_is_told_from_a_question():
+    assert not is_conversation("what did I buy last week")
+    assert is_conversation("Bart: I'm performing tonight!\nAssistant: Great!")
+    assert is_conversation("I told you about it " * 10)

@@ -29,6 +29,17 @@ def guess_language(text: str) -> str:
     return "zh" if cjk >= latin_words else "en"
 
 
+# A query longer than this is a message or a pasted conversation rather than a question.
+QUESTION_CHARS = 160
+
+
+def is_conversation(query: str) -> bool:
+    """A pasted conversation or a long message, not a search question: an LLM may rewrite it into
+    one, and its time words ("yesterday the teacher praised me") tell the story rather than which
+    memory to recall."""
+    return "\n" in query.strip() or len(query) > QUESTION_CHARS
+
+
 def duplicate_key(content: str, layer: str, scope: str | None) -> str:
     """Two memories with the same key are exact duplicates (enforced by a unique index)."""
     raw = "\x1f".join((layer, scope or "", normalise(content)))

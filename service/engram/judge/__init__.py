@@ -6,6 +6,6 @@ back to the rules whenever it fails.
 
 from engram.judge.base import Judge
 from engram.judge.factory import build_judge, build_rewriter
-from engram.judge.rewrite import QueryRewriter, worth_rewriting
+from engram.judge.rewrite import QueryRewriter
 
-__all__ = ["Judge", "QueryRewriter", "build_judge", "build_rewriter", "worth_rewriting"]
+__all__ = ["Judge", "QueryRewriter", "build_judge", "build_rewriter"]

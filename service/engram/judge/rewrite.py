@@ -1,6 +1,5 @@
 """Query rewrite: a pasted conversation or a long message becomes a short search query, by the
-configured LLM. Only such queries are sent (a short query is already what search wants), and a
-failed or slow model leaves the query as it was."""
+configured LLM. A failed or slow model leaves the query as it was."""
 
 from __future__ import annotations
 
@@ -15,17 +14,9 @@ for their long-term memory that would find what the assistant should recall now:
 things, events and times it is about, in a few words, in the conversation's language. Do not
 answer the user. Answer with JSON only, matching this schema: {schema}"""
 
-# Shorter queries are searched as they are.
-REWRITE_FROM_CHARS = 120
-
 
 class Rewrite(BaseModel):
     query: str = Field(min_length=1, max_length=400)
-
-
-def worth_rewriting(query: str) -> bool:
-    """A pasted conversation or a long message; a short query is already what search wants."""
-    return "\n" in query.strip() or len(query) >= REWRITE_FROM_CHARS
 
 
 class QueryRewriter:
@@ -33,7 +24,7 @@ class QueryRewriter:
         self._chat = chat
 
     async def rewrite(self, query: str) -> str | None:
-        """The search query the model made of ``query``, or None when it failed. Ask only for a
-        query ``worth_rewriting``."""
+        """The search query the model made of ``query``, or None when it failed. Search asks only
+        for a conversation (engram.domain.text.is_conversation)."""
         answer = await self._chat.ask(REWRITE_PROMPT, json.dumps({"message": query}, ensure_ascii=False), Rewrite)
         return answer.query.strip() if answer is not None else None

@@ -36,10 +36,10 @@ from engram.domain.search import (
     prefer_recent,
 )
 from engram.domain.temporal import TimeIntent, time_intent
-from engram.domain.text import guess_language
+from engram.domain.text import guess_language, is_conversation
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
-from engram.judge import QueryRewriter, worth_rewriting
+from engram.judge import QueryRewriter
 from engram.observability import metrics
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
@@ -50,19 +50,11 @@ log = logging.getLogger(__name__)
 SNIPPET = 200
 # "上次", "last time": the latest of the hits gains up to this much.
 RECENCY_BONUS = 0.1
-# Longer queries are conversations rather than questions (see names_time).
-TIME_QUERY_CHARS = 200
 
 # Below this many memories, token frequencies are counted exactly (cheap on a small table);
 # above, they come from ANALYZE's sample of the table, re-read at most this often.
 EXACT_COUNT_LIMIT = 2000
 _STATISTICS_SECONDS = 60.0
-
-
-def names_time(query: str) -> bool:
-    """Time words constrain a question ("what did I buy last week"); in a pasted conversation
-    ("yesterday the teacher praised me ...") they tell the story, not which memory to recall."""
-    return "\n" not in query.strip() and len(query) <= TIME_QUERY_CHARS
 
 
 def happened(memory: Memory) -> datetime:
@@ -163,14 +155,14 @@ class SearchService:
     async def _read(self, request: SearchRequest) -> Reading:
         """Rewrite a long query (with an LLM), then take its time words out."""
         rewritten, rewrite_ms = None, None
-        if self._rewriter is not None and worth_rewriting(request.query):
+        if self._rewriter is not None and is_conversation(request.query):
             started = time.perf_counter()
             with metrics.timed(metrics.search_stages, "rewrite"):
                 rewritten = await self._rewriter.rewrite(request.query)
             rewrite_ms = round((time.perf_counter() - started) * 1000, 1)
         query = rewritten or request.query
         intent = TimeIntent(rest=query)
-        if self._settings.understand_time and names_time(query):
+        if self._settings.understand_time and not is_conversation(query):
             now = request.now or datetime.now(UTC)
             intent = time_intent(query, now if now.tzinfo else now.replace(tzinfo=UTC))
         text = intent.rest or query
