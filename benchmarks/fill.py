@@ -49,13 +49,14 @@ async def grow(
             return 0.0
         await conn.execute(f"DROP INDEX IF EXISTS {schema}.memories_embedding_hnsw")
         stream = contents(rng)
+        noise = np.random.default_rng(rng.randrange(2**32))
         missing = target - have
         while missing > 0:
             records = []
             for _ in range(min(CHUNK, missing)):
                 template, content = next(stream)
                 base = pool[template][rng.randrange(len(pool[template]))]
-                noisy = base + np.random.default_rng(rng.randrange(2**32)).normal(0, NOISE, base.shape)
+                noisy = base + noise.normal(0, NOISE, base.shape)
                 vector = (noisy / np.linalg.norm(noisy)).astype(np.float32)
                 c = derived_columns(content, "long_term", None, vector, model)
                 records.append((content, c["language"], c["dedup_key"], c["identifiers"], c["search_tokens"], vector))
