@@ -269,6 +269,8 @@ def log_search(
 ) -> None:
     """Every search at info level with its contents redacted; at debug level the query, the rewrite
     and each channel's top candidates, to see why a memory was (not) found."""
+    if not log.isEnabledFor(logging.INFO):
+        return
     sizes = {"vector": len(found.vector), "keyword": len(found.keyword), "rule": len(found.identifiers)}
     log.info(
         "search",
