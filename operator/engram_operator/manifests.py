@@ -209,7 +209,7 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
     container = _container(t, [])
     container.pop("args")
     container["command"] = ["sh", "-c", f"engram forget --tenant {t.name} && engram consolidate --tenant {t.name}"]
-    schedule = t.spec.get("forgetting", {}).get("schedule", "17 3 * * *")
+    schedule = t.spec.get("forgetting", {}).get("schedule", "17 3 * * 0")
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",

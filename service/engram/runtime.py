@@ -118,7 +118,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         raise
     embedders = Embedders(settings, embedder)
     thresholds = functools.cache(functools.partial(thresholds_for, settings))
-    judge = build_judge(settings, thresholds(embedder.model_id).touch)
+    judge = build_judge(settings)
     writes = WriteService(pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
     memories = MemoryService(pool, writes)
     return Engram(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engram.domain.fusion import Weights
 from engram.domain.lifecycle import DecayWeights
 from engram.domain.models import Layer
 
@@ -15,23 +16,29 @@ Environment = Literal["test", "prod"]
 
 
 class RetrievalSettings(BaseModel):
-    """Hybrid search knobs; weights need not sum to one (they are renormalised)."""
+    """Hybrid search knobs (the formula is in engram/domain/fusion.py)."""
 
-    # Chosen by `engram eval --grid --split dev` (docs/benchmarks.md); rule fires on identifiers only.
-    vector_weight: float = Field(0.2, ge=0)
-    keyword_weight: float = Field(0.6, ge=0)
-    rule_weight: float = Field(0.2, ge=0)
+    # How much full evidence of each channel is worth alone, 0..1 (the channels are combined as a
+    # noisy OR). Chosen by `engram eval --grid --split dev` (docs/benchmarks.md).
+    vector_weight: float = Field(0.5, ge=0, le=1)
+    keyword_weight: float = Field(0.7, ge=0, le=1)
+    rule_weight: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(20, ge=1, le=200, description="candidates per channel")
     default_top_k: int = Field(5, ge=1)
     max_top_k: int = Field(50, ge=1)
     hnsw_ef_search: int = Field(64, ge=10, le=1000)
-    # Hits below this fused score are not returned: an agent's context is better empty than noisy.
-    min_score: float = Field(0.15, ge=0, le=1)
+    # No absolute floor by default: a question whose best evidence is weak still gets its best
+    # answers. Hits far weaker than the best one are dropped instead, so a clear answer does not
+    # come with noise padded after it.
+    cut_ratio: float = Field(0.3, ge=0, le=1, description="hits under this share of the best score are dropped")
+    min_score: float = Field(0.0, ge=0, le=1, description="an absolute floor, for callers who want one")
     # With an LLM configured: long or conversational queries are rewritten into a search query.
     rewrite: bool = True
     # "last week", "五月", "上次" in a query select memories of that time (off: they are plain words).
     understand_time: bool = True
     outside_window: float = Field(0.5, ge=0, le=1, description="share of its score a memory of another time keeps")
+    # "上次", "last time": the latest of the hits scoring within this share of the best comes first.
+    recent_ratio: float = Field(0.7, ge=0, le=1)
     # Neighbours in the same conversation (session_id, write order) lend a hit context.
     context_weight: float = Field(0.5, ge=0, le=1, description="0 turns conversation context off")
     context_radius: int = Field(2, ge=1, le=10, description="neighbours on each side")
@@ -44,6 +51,11 @@ class RetrievalSettings(BaseModel):
         if self.default_top_k > self.max_top_k:
             raise ValueError("default_top_k must not exceed max_top_k")
         return self
+
+    def weights(self) -> Weights:
+        return Weights(
+            vector=self.vector_weight, keyword=self.keyword_weight, rule=self.rule_weight, context=self.context_weight
+        )
 
 
 class LLMSettings(BaseModel):
@@ -68,10 +80,15 @@ class LifecycleSettings(BaseModel):
     retention_days: int = Field(30, ge=0, description="forgotten memories are purged after this")
     session_ttl_hours: float = Field(24, gt=0)
     task_ttl_days: float = Field(7, gt=0)
-    # Preference of each layer when search blends them (multiplies the fused score).
-    layer_weights: dict[Layer, float] = {Layer.long_term: 1.0, Layer.session: 0.9, Layer.task: 0.9}
+    # Preference of each layer when search blends them (multiplies the fused score), 0..1.
+    layer_weights: dict[Layer, Annotated[float, Field(ge=0, le=1)]] = {
+        Layer.long_term: 1.0,
+        Layer.session: 0.9,
+        Layer.task: 0.9,
+    }
     scheduler_enabled: bool = True
-    scheduler_interval_seconds: float = Field(3600, gt=0)
+    # Forgetting and consolidation run weekly per tenant (the last run is kept in the database).
+    scheduler_interval_seconds: float = Field(7 * 24 * 3600, gt=0)
 
 
 class Settings(BaseSettings):

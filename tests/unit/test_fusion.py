@@ -1,123 +1,167 @@
-import uuid
-from datetime import UTC, datetime
+"""Fusion: the score of a candidate, as explain shows it (engram/domain/fusion.py)."""
 
-from engram.domain.search import (
+import itertools
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.domain.fusion import (
     ChannelHit,
     ChannelScores,
     FusedHit,
     Link,
-    QueryShape,
     Weights,
     add_context,
+    cut,
     fuse,
     in_time,
-    prefer_recent,
+    latest_first,
+    prefer_layers,
+    relevance,
+    score_of,
 )
 
-W = Weights(vector=0.5, keyword=0.3, rule=0.2)
+W = Weights(vector=0.5, keyword=0.7, rule=0.9, context=0.5)
+unit = st.floats(0, 1, allow_nan=False)
+any_score = st.floats(-5, 5, allow_nan=False)
+weights = st.builds(Weights, vector=unit, keyword=unit, rule=unit, context=unit)
 
 
 def ids(n):
     return [uuid.uuid4() for _ in range(n)]
 
 
-def test_weighted_sum_of_normalised_scores():
+def hit(memory_id, value=1.0):
+    return ChannelHit(id=memory_id, score=value, rank=1)
+
+
+def test_the_channels_combine_as_a_noisy_or():
     a, b = ids(2)
-    fused = fuse(
-        {a: 0.8, b: 0.4},
-        [ChannelHit(id=b, score=0.9, rank=1), ChannelHit(id=a, score=0.5, rank=2)],
-        [ChannelHit(id=b, score=1.0, rank=1)],
-        W,
-    )
-    by_id = {h.id: h for h in fused}
-    assert by_id[a].channels.keyword == 0.5  # absolute scale: not stretched to the best hit
-    assert by_id[a].score == round(0.5 * 0.8 + 0.3 * 0.5, 6)
-    assert by_id[b].score == round(0.5 * 0.4 + 0.3 * 0.9 + 0.2 * 1.0, 6)
-    assert [h.id for h in fused] == [b, a]
+    fused = {h.id: h for h in fuse({a: 0.8, b: 0.4}, [hit(b, 0.9), hit(a, 0.5)], [hit(b)], W)}
+    assert fused[a].relevance == round(1 - (1 - 0.5 * 0.8) * (1 - 0.7 * 0.5), 6)
+    assert fused[b].relevance == round(1 - (1 - 0.5 * 0.4) * (1 - 0.7 * 0.9) * (1 - 0.9), 6)
+    assert fused[a].channels.keyword == 0.5  # absolute scale: not stretched to the best hit
 
 
-def test_weights_are_renormalised_and_negative_cosine_clipped():
-    a, b = ids(2)
-    fused = fuse({a: -0.3, b: 0.6}, [], [], Weights(vector=2, keyword=0, rule=0))
-    scores = {h.id: h.score for h in fused}
-    assert scores == {a: 0.0, b: 0.6}
+def test_a_memory_sharing_no_words_is_not_pulled_down():
+    # The translation (no shared words: a Chinese query, an English memory) and a same-language
+    # paraphrase sharing no words score alike: only what the channels measure counts.
+    translation, paraphrase, sharing = ids(3)
+    fused = {h.id: h for h in fuse({translation: 0.6, paraphrase: 0.6, sharing: 0.6}, [hit(sharing, 0.2)], [], W)}
+    assert fused[translation].score == fused[paraphrase].score == round(0.5 * 0.6, 6)
+    assert fused[sharing].score > fused[paraphrase].score
 
 
-def test_keyword_only_candidate_without_similarity_still_ranks():
+def test_one_strong_channel_is_enough():
+    order, chatter = ids(2)
+    fused = fuse({order: 0.1, chatter: 0.5}, [], [hit(order)], W)
+    assert fused[0].id == order and fused[0].score >= 0.9
+
+
+def test_negative_cosine_counts_as_no_evidence():
     a = ids(1)[0]
-    fused = fuse({}, [ChannelHit(id=a, score=1.0, rank=1)], [], W)
-    assert fused[0].score == 0.3
+    [h] = fuse({a: -0.3}, [], [], W)
+    assert h.score == 0 and h.channels.vector == 0
 
 
-def test_cross_language_vector_hit_is_not_drowned_by_a_weak_keyword_match():
-    # Rank fusion would put the keyword-only hit first (rank 1 + rank 2); score fusion does not.
-    same_language, other_language = ids(2)
-    fused = fuse(
-        {same_language: 0.2, other_language: 0.9},
-        [ChannelHit(id=same_language, score=0.3, rank=1)],
-        [],
-        W,
-    )
-    assert fused[0].id == other_language
-
-
-def test_a_channel_that_cannot_speak_is_left_out_of_the_mean():
-    a = ids(1)[0]
-    no_identifiers = QueryShape(language="en", keywords=True, identifiers=False)
-    [hit] = fuse({a: 0.5}, [ChannelHit(id=a, score=1.0, rank=1)], [], W, no_identifiers)
-    assert hit.score == round((0.5 * 0.5 + 0.3 * 1.0) / (0.5 + 0.3), 6)
-
-
-def test_a_memory_in_the_other_language_is_not_penalised_for_sharing_no_words():
-    english, chinese = ids(2)
-    shape = QueryShape(language="zh", keywords=True, identifiers=False)
-    fused = fuse(
-        {english: 0.7, chinese: 0.5},
-        [ChannelHit(id=chinese, score=0.2, rank=1)],
-        [],
-        W,
-        shape,
-        {english: "en", chinese: "zh"},
-    )
-    scores = {h.id: h.score for h in fused}
-    assert scores[english] == 0.7  # the keyword channel cannot speak across languages
-    assert scores[chinese] == round((0.5 * 0.5 + 0.3 * 0.2) / 0.8, 6)
-    assert fused[0].id == english
-
-
-def test_context_lifts_the_neighbours_of_a_strong_hit_within_0_and_1():
+def test_context_lends_a_neighbour_relevance_divided_by_distance():
     anchor, next_turn, two_away, stranger = ids(4)
-    fused = [
-        FusedHit(id=anchor, score=0.8, channels=ChannelScores()),
-        FusedHit(id=stranger, score=0.3, channels=ChannelScores()),
-        FusedHit(id=next_turn, score=0.25, channels=ChannelScores()),
-        FusedHit(id=two_away, score=0.25, channels=ChannelScores()),
-    ]
+    fused = fuse({anchor: 0.9, next_turn: 0.2, two_away: 0.2, stranger: 0.3}, [hit(anchor)], [], W)
     links = [Link(anchor, next_turn, 1), Link(anchor, two_away, 2), Link(next_turn, anchor, 1)]
-    lifted = {h.id: h for h in add_context(fused, links, weight=0.5)}
-    assert lifted[next_turn].score == round(0.25 + 0.5 * 0.8 * 0.75, 6)
-    assert lifted[two_away].score == round(0.25 + 0.5 * 0.4 * 0.75, 6)
-    assert lifted[stranger].score == 0.3 and lifted[stranger].channels.context == 0
-    assert lifted[anchor].score <= 1 and lifted[next_turn].channels.context == 0.8
-    assert [h.id for h in add_context(fused, links, 0.5)][:2] == [anchor, next_turn]
+    lifted = {h.id: h for h in add_context(fused, links, W)}
+    anchor_relevance = next(h.relevance for h in fused if h.id == anchor)
+    assert lifted[next_turn].channels.context == round(anchor_relevance, 6)
+    assert lifted[two_away].channels.context == round(anchor_relevance / 2, 6)
+    assert lifted[stranger].channels.context == 0
+    assert lifted[next_turn].score > lifted[stranger].score > 0
+    # Lent from the anchor's own channels: context does not echo back to the anchor.
+    assert lifted[anchor].channels.context < lifted[anchor].relevance
 
 
 def test_a_named_time_keeps_other_times_behind_without_promoting_the_irrelevant():
     relevant_then, relevant_other_time, irrelevant_then = ids(3)
-    fused = [
-        FusedHit(id=relevant_other_time, score=0.6, channels=ChannelScores()),
-        FusedHit(id=relevant_then, score=0.5, channels=ChannelScores()),
-        FusedHit(id=irrelevant_then, score=0.1, channels=ChannelScores()),
-    ]
-    ranked = in_time(fused, {relevant_then, irrelevant_then}, outside_factor=0.5)
+    fused = fuse({relevant_then: 0.6, relevant_other_time: 0.7, irrelevant_then: 0.1}, [], [], W)
+    ranked = in_time(fused, {relevant_then, irrelevant_then}, 0.5, W)
     assert [h.id for h in ranked] == [relevant_then, relevant_other_time, irrelevant_then]
+    assert next(h for h in ranked if h.id == relevant_other_time).time == 0.5
 
 
-def test_last_time_puts_the_latest_of_equal_matches_first():
-    older, newer = ids(2)
-    fused = [
-        FusedHit(id=older, score=0.5, channels=ChannelScores()),
-        FusedHit(id=newer, score=0.5, channels=ChannelScores()),
-    ]
-    times = {older: datetime(2026, 1, 1, tzinfo=UTC), newer: datetime(2026, 6, 1, tzinfo=UTC)}
-    assert [h.id for h in prefer_recent(fused, times, 0.1)] == [newer, older]
+def test_the_cut_is_relative_to_the_best_hit():
+    strong, fair, weak = ids(3)
+    fused = fuse({strong: 0.8, fair: 0.4, weak: 0.1}, [], [], W)
+    assert [h.id for h in cut(fused, 0.3)] == [strong, fair]
+    assert cut([], 0.3) == []
+
+
+def test_a_question_with_only_weak_evidence_still_gets_its_best_answer():
+    # "what does the user drink" over "I switched from coffee to tea" (cosine 0.29): an absolute
+    # floor returned nothing; the relative cut returns the best there is.
+    answer = ids(1)[0]
+    assert [h.id for h in cut(fuse({answer: 0.29}, [], [], W), 0.3)] == [answer]
+
+
+def test_last_time_puts_the_latest_match_first():
+    older_better, newer, unrelated_newest = ids(3)
+    fused = fuse({older_better: 0.9, newer: 0.8, unrelated_newest: 0.1}, [], [], W)
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    times = {older_better: t, newer: t + timedelta(days=30), unrelated_newest: t + timedelta(days=60)}
+    assert [h.id for h in latest_first(fused, times, 0.7)] == [newer, older_better, unrelated_newest]
+
+
+# -- invariants ------------------------------------------------------------------------------
+
+
+@given(weights, st.lists(st.tuples(any_score, any_score, any_score), min_size=1, max_size=8), unit, unit)
+def test_every_score_is_in_0_1_and_reproducible_from_its_factors(w, evidence, outside, layer_weight):
+    memory_ids = ids(len(evidence))
+    similarity = {i: e[0] for i, e in zip(memory_ids, evidence, strict=True)}
+    keyword = [hit(i, e[1]) for i, e in zip(memory_ids, evidence, strict=True)]
+    rule = [hit(i, e[2]) for i, e in zip(memory_ids, evidence, strict=True)]
+    fused = fuse(similarity, keyword, rule, w)
+    links = [Link(a, b, 1) for a, b in itertools.pairwise(memory_ids)]
+    fused = add_context(fused, links, w)
+    fused = in_time(fused, set(memory_ids[::2]), outside, w)
+    fused = prefer_layers(fused, dict.fromkeys(memory_ids, "session"), {"session": layer_weight})
+    for h in fused:
+        assert 0 <= h.score <= 1 and 0 <= h.relevance <= 1
+        assert h.relevance == round(relevance(h.channels, w), 6)
+        assert h.score == score_of(h)
+    assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
+
+
+@given(weights, st.tuples(unit, unit, unit, unit), st.integers(0, 3), st.floats(0, 1))
+def test_more_evidence_in_any_channel_never_lowers_the_score(w, evidence, channel, more):
+    names = ["vector", "keyword", "rule", "context"]
+    base = ChannelScores(**dict(zip(names, evidence, strict=True)))
+    raised = base.model_copy(update={names[channel]: min(1.0, evidence[channel] + more)})
+    assert relevance(raised, w) >= relevance(base, w) - 1e-12
+
+
+@given(weights, unit, unit)
+def test_a_same_language_paraphrase_never_ranks_below_its_translation(w, cosine, shared_words):
+    # Same cosine; the paraphrase may share words with the query, the translation cannot.
+    translation, paraphrase = ids(2)
+    fused = {h.id: h for h in fuse({translation: cosine, paraphrase: cosine}, [hit(paraphrase, shared_words)], [], w)}
+    assert fused[paraphrase].score >= fused[translation].score
+
+
+@given(st.lists(st.floats(0.0001, 1), min_size=1, max_size=20), unit)
+def test_the_cut_never_empties_an_answer_and_always_keeps_the_best(similarities, ratio):
+    memory_ids = ids(len(similarities))
+    fused = fuse(dict(zip(memory_ids, similarities, strict=True)), [], [], W)
+    kept = cut(fused, ratio)
+    assert kept and kept[0].id == fused[0].id
+
+
+def test_hits_without_a_known_layer_are_dropped():
+    a, b = ids(2)
+    fused = fuse({a: 0.5, b: 0.5}, [], [], W)
+    assert [h.id for h in prefer_layers(fused, {a: "long_term"}, {"long_term": 1.0})] == [a]
+
+
+def test_fused_hit_round_trips_through_json():
+    a = ids(1)[0]
+    [h] = fuse({a: 0.5}, [hit(a, 0.5)], [], W)
+    assert FusedHit.model_validate_json(h.model_dump_json()) == h

@@ -2,9 +2,9 @@ import pytest
 
 from engram.domain.judgement import Relation, Turn
 from engram.domain.models import Layer, MemoryType
-from engram.judge.rules import RuleJudge, relate_by_rules, sentences
+from engram.judge.rules import RuleJudge, sentences
 
-judge = RuleJudge(touch_threshold=0.8)
+judge = RuleJudge()
 
 
 async def facts(text: str, **turn):
@@ -55,20 +55,3 @@ async def test_layers_follow_the_turn():
         await judge.judge_turn(Turn(user="For this conversation I prefer short answers", session_id="s"))
     ).facts
     assert session.layer == Layer.session
-
-
-@pytest.mark.parametrize(
-    ("existing", "new", "similarity", "relation"),
-    [
-        ("I like coffee", "I switched to tea", 0.5, Relation.conflict),
-        ("我喜欢喝咖啡", "我现在改喝茶了", 0.5, Relation.conflict),
-        ("I eat meat", "I don't eat meat", 0.8, Relation.conflict),
-        ("I prefer email over phone calls", "I prefer phone calls over email", 0.99, Relation.conflict),
-        ("I like americano", "I like americano without sugar", 0.9, Relation.supplement),
-        ("I like coffee", "I really like coffee", 0.9, Relation.same),
-        ("My order 12345 was delayed", "My order 12346 was delayed", 0.99, Relation.different),
-        ("I play tennis", "I watch tennis on TV", 0.6, Relation.different),
-    ],
-)
-def test_relations(existing, new, similarity, relation):
-    assert relate_by_rules(new, existing, similarity, touch_threshold=0.8).relation == relation

@@ -1,6 +1,8 @@
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engram.domain.temporal import time_intent, zh_number
 
@@ -57,3 +59,52 @@ def test_words_that_only_look_like_time_are_left_alone(query):
 
 def test_chinese_numbers():
     assert [zh_number(t) for t in ("3", "十", "十二", "二十", "两", "九")] == [3, 10, 12, 20, 2, 9]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did I do last week?",
+        "上周我做了什么",
+        "what happened yesterday",
+        "昨天发生了什么事",
+        "in May",
+        "上个月我去了哪里",
+    ],
+)
+def test_a_question_about_a_time_alone_is_answered_by_the_time(query):
+    assert time_intent(query, NOW).only_time
+
+
+@pytest.mark.parametrize(
+    "query", ["what did I eat last week", "上周我和谁吃饭了", "dentist in May", "去年十月爬的山", "what did I do"]
+)
+def test_a_question_with_a_topic_is_not_time_only(query):
+    assert not time_intent(query, NOW).only_time
+
+
+@pytest.mark.parametrize(
+    "query", ["订单12345月底发货", "2024年13月", "9999年", "0年", "in 0000", "13月32号", "in May 9999"]
+)
+def test_impossible_dates_are_not_times(query):
+    intent = time_intent(query, NOW)
+    assert intent.window is None or intent.window.start < intent.window.end
+
+
+# Pieces time words are made of, so that random queries hit the parser's rules, not only plain text.
+PIECES = st.sampled_from(
+    "年 月 日 号 份 天 周 前 上 最近 个 十 三 零 两 0 1 9 12 13 31 32 99 9999 0000 2024 "
+    "last next week month year day days ago in on may May december the of 3rd , ".split(" ")
+)
+
+
+QUERIES = st.builds(
+    lambda sep, parts: sep.join(parts), st.sampled_from(["", " "]), st.lists(PIECES | st.text(max_size=3))
+)
+
+
+@given(QUERIES, st.datetimes(timezones=st.just(UTC)))
+def test_the_time_parser_never_raises(query, now):
+    intent = time_intent(query, now)
+    if intent.window is not None:
+        assert intent.window.start < intent.window.end

@@ -49,3 +49,10 @@ class MergeVerdict(BaseModel):
     relation: Relation
     merged_content: str | None = Field(None, description="for supplement: the one memory holding both")
     reason: str = ""
+
+
+class ForgetVerdict(BaseModel):
+    """The judge's last word on a memory the schedule would forget."""
+
+    forget: bool
+    reason: str = ""

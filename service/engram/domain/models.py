@@ -29,6 +29,14 @@ class Status(StrEnum):
     forgotten = "forgotten"
 
 
+class Kind(StrEnum):
+    """A fact is deduplicated, merged and superseded; a turn is a line of a transcript, kept
+    verbatim: only an identical line of the same conversation is a duplicate of it."""
+
+    fact = "fact"
+    turn = "turn"
+
+
 class Memory(BaseModel):
     """One atomic memory as stored."""
 
@@ -36,6 +44,7 @@ class Memory(BaseModel):
 
     id: UUID
     content: str
+    kind: Kind = Kind.fact
     type: MemoryType
     layer: Layer
     source: str | None
@@ -46,7 +55,10 @@ class Memory(BaseModel):
     updated_at: datetime
     occurred_at: datetime | None
     last_accessed_at: datetime | None
-    access_count: int
+    access_count: int = Field(description="how often it was returned to an agent by a search")
+    mentions: int = Field(1, description="how often the fact was stated (written again in any wording)")
+    reinforced_at: datetime | None = Field(None, description="last stated, returned or restored")
+    pinned: bool = Field(False, description="never forgotten by the schedule")
     status: Status
     superseded_by: UUID | None
     session_id: str | None
@@ -64,6 +76,10 @@ class NewMemory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(min_length=1, description="one atomic fact, preference, event or task")
+    kind: Kind = Field(
+        Kind.fact,
+        description="fact (deduplicated, merged, superseded) or turn (a transcript line, kept verbatim)",
+    )
     type: MemoryType = MemoryType.fact
     layer: Layer = Layer.long_term
     importance: float = Field(0.5, ge=0, le=1)
@@ -74,6 +90,12 @@ class NewMemory(BaseModel):
     task_id: str | None = Field(None, max_length=200)
     tags: list[str] = Field(default_factory=list, max_length=50)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    pinned: bool = Field(False, description="never forgotten by the schedule")
+    now: datetime | None = Field(
+        None,
+        description="when this was said, for relative dates in a fact ('tomorrow', '下个月3号'); "
+        "default: occurred_at, else the server's clock",
+    )
 
 
 class MemoryPatch(BaseModel):
@@ -87,21 +109,25 @@ class MemoryPatch(BaseModel):
     occurred_at: datetime | None = None
     tags: list[str] | None = Field(None, max_length=50)
     metadata: dict[str, Any] | None = None
+    pinned: bool | None = Field(None, description="pin (never forgotten by the schedule) or unpin")
 
 
 class WriteOutcome(StrEnum):
     created = "created"
-    duplicate = "duplicate"  # exact copy of an active memory: that memory was touched
-    touched = "touched"  # same fact in other words: the existing memory was touched
+    duplicate = "duplicate"  # exact copy of an active memory: that memory's mentions went up
+    touched = "touched"  # same fact in other words: the existing memory's mentions went up
     merged = "merged"  # added detail to an existing memory, which now holds both
-    superseded = "superseded"  # contradicts an older memory: stored, and the old one superseded
+    superseded = "superseded"  # changes older memories: stored, and every one it replaces superseded
 
 
 class WriteResult(BaseModel):
     outcome: WriteOutcome
     memory: Memory = Field(description="the memory that now holds the fact")
     external_id: str | None = None
-    related: Memory | None = Field(None, description="for superseded: the older memory it replaced")
+    related: Memory | None = Field(None, description="for superseded: the (first) older memory it replaced")
+    superseded: list[Memory] = Field(
+        default_factory=list, description="every older memory this write retired (a change retires all it replaces)"
+    )
 
 
 class BatchWriteResult(BaseModel):
@@ -118,6 +144,7 @@ class MemoryFilter(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     types: list[MemoryType] | None = None
+    kinds: list[Kind] | None = Field(None, description="facts, transcript turns, or both (default)")
     layers: list[Layer] | None = None
     statuses: list[Status] = Field(default_factory=lambda: [Status.active])
     created_after: datetime | None = None

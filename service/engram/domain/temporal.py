@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from engram.domain.tokenize import query_tokens
+
 MONTHS = {
     name: number
     for number, names in enumerate(
@@ -45,6 +47,32 @@ class TimeIntent:
     window: TimeWindow | None = None
     recent: bool = False  # "last time", "recently", "上次", "最近": the latest matching memory first
     rest: str = ""  # the query without its time words
+
+    @property
+    def only_time(self) -> bool:
+        """The query names a time and asks nothing more ("what did I do last week", "上周我做了什么"):
+        the answer is that time's memories, whatever their words."""
+        return self.window is not None and asks_nothing_but_time(self.rest)
+
+
+# What is left of "what did I do last week" / "上周我做了什么" once the time words are gone: the
+# scaffolding of a question about a time, which names no topic.
+_EN_SCAFFOLD = frozenset(
+    query_tokens(
+        "do done doing happen happened happening anything something everything thing things go went gone get got "
+        "up tell remind recall remember user us plan plans planned activity activities whats what's"
+    )
+)
+_ZH_SCAFFOLD = re.compile(
+    "有没有|有什么|什么|干什么|干嘛|哪些|哪里|哪儿|一些|有些|事情|事儿|发生|安排|活动|告诉|说说|一下|记得|"
+    "我们|你们|他们|她们|用户|做|干|啥|哪|些|事|去|过|了|吗|呢|吧|呀|啊|都|有|没|在|的|说|还|是|我|你|他|她"
+)
+
+
+def asks_nothing_but_time(rest: str) -> bool:
+    """No topic words are left: only question scaffolding ("what did I do", "我做了什么")."""
+    tokens = query_tokens(_ZH_SCAFFOLD.sub(" ", rest))
+    return all(t in _EN_SCAFFOLD for t in tokens)
 
 
 def zh_number(text: str) -> int:
@@ -226,8 +254,11 @@ def time_intent(query: str, now: datetime) -> TimeIntent:
         match = pattern.search(text)
         if match is None:
             continue
-        span = resolve(match, now.replace(tzinfo=None))
-        if span is None or not 1 <= span[0].month <= 12:
+        try:
+            span = resolve(match, now.replace(tzinfo=None))
+        except (ValueError, OverflowError):  # a month 13, a year 0 or 10000: not a time
+            continue
+        if span is None:
             continue
         start, end = (t.replace(tzinfo=now.tzinfo) for t in span)
         window = TimeWindow(start, end, query[match.start() : match.end()])

@@ -40,7 +40,10 @@ def is_conversation(query: str) -> bool:
     return "\n" in query.strip() or len(query) > QUESTION_CHARS
 
 
-def duplicate_key(content: str, layer: str, scope: str | None) -> str:
-    """Two memories with the same key are exact duplicates (enforced by a unique index)."""
-    raw = "\x1f".join((layer, scope or "", normalise(content)))
+def duplicate_key(content: str, layer: str, scope: str | None, kind: str = "fact") -> str:
+    """Two memories with the same key are exact duplicates (enforced by a unique index). A fact's
+    scope is its session or task (short-lived layers); a turn's is always its conversation, so the
+    same line in two conversations is two turns."""
+    parts = (layer, scope or "", normalise(content))
+    raw = "\x1f".join(parts if kind == "fact" else ("turn", *parts))
     return hashlib.sha256(raw.encode()).hexdigest()

@@ -52,8 +52,8 @@ class Run:
 
 
 def searcher(engram: Engram, system: System) -> SearchService:
-    # Ranking quality is measured over the whole top 10: no minimum score cuts it short.
-    settings = engram.settings.retrieval.model_copy(update={"min_score": 0.0, **system.overrides})
+    # Ranking quality is measured over the whole top 10: no cut makes it short.
+    settings = engram.settings.retrieval.model_copy(update={"min_score": 0.0, "cut_ratio": 0.0, **system.overrides})
     rewriter = build_rewriter(engram.settings) if settings.rewrite else None  # only with an LLM configured
     layers = engram.settings.lifecycle.layer_weights
     return SearchService(engram.pool, engram.embedders, engram.cache, settings, layers, rewriter)

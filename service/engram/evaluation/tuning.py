@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from engram.evaluation.runner import Run, System
 
 GRID = {
-    "vector_weight": (0.2, 0.35, 0.5),
-    "keyword_weight": (0.4, 0.6),
-    "context_weight": (0.5, 0.8),
-    "candidates": (20, 40),
+    "vector_weight": (0.2, 0.3, 0.5),
+    "keyword_weight": (0.8, 0.9, 1.0),
+    "context_weight": (0.5, 0.7),
 }
 
 

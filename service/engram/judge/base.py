@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from engram.domain.judgement import MergeVerdict, Turn, TurnJudgement
+from engram.domain.judgement import ForgetVerdict, MergeVerdict, Turn, TurnJudgement
 from engram.domain.models import Memory
 
 
@@ -20,8 +20,8 @@ class Judge(ABC):
         """How a new statement relates to a similar stored memory."""
 
     @abstractmethod
-    async def confirm_forget(self, memory: Memory, score: float) -> bool:
-        """Final say before a decayed memory is forgotten: True to forget."""
+    async def confirm_forget(self, memory: Memory, score: float) -> ForgetVerdict:
+        """Final say before a decayed memory is forgotten, and why."""
 
     @abstractmethod
     async def derive(self, memories: list[Memory]) -> str | None:

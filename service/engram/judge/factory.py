@@ -10,8 +10,8 @@ from engram.judge.rules import RuleJudge
 from engram.settings import Settings
 
 
-def build_judge(settings: Settings, touch_threshold: float) -> Judge:
-    rules = RuleJudge(touch_threshold)
+def build_judge(settings: Settings) -> Judge:
+    rules = RuleJudge()
     if not settings.llm.model:
         return rules
     return LiteLLMJudge(JsonChat(settings.llm), fallback=rules)

@@ -11,9 +11,10 @@ import json
 
 from pydantic import BaseModel
 
-from engram.domain.judgement import MergeVerdict, Relation, Turn, TurnJudgement
+from engram.domain.judgement import ForgetVerdict, MergeVerdict, Relation, Turn, TurnJudgement
 from engram.domain.lifecycle import may_be_same_fact
 from engram.domain.models import Memory
+from engram.domain.relations import relate_statements
 from engram.judge.base import Judge
 from engram.judge.chat import JsonChat
 from engram.judge.rules import RuleJudge
@@ -40,11 +41,6 @@ captures what they say together (e.g. "likes americano" + "no sugar" + "coffee e
 Answer with JSON only: {{"content": "..." | null}}"""
 
 
-class ForgetAnswer(BaseModel):
-    forget: bool
-    reason: str = ""
-
-
 class DeriveAnswer(BaseModel):
     content: str | None = None
 
@@ -69,15 +65,15 @@ class LiteLLMJudge(Judge):
         return answer if answer.should_write else TurnJudgement(should_write=False, reason=answer.reason)
 
     async def relate(self, new: str, existing: str, similarity: float) -> MergeVerdict:
-        if not may_be_same_fact(new, existing):  # never left to the model
-            return MergeVerdict(relation=Relation.different, reason="numbers, ids or dates differ")
+        if not may_be_same_fact(new, existing):  # numbers are never left to the model
+            return relate_statements(new, existing)
         user = json.dumps({"existing": existing, "new": new}, ensure_ascii=False)
         answer = await self._chat.ask(RELATE_PROMPT, user, MergeVerdict)
         if answer is None or (answer.relation == Relation.supplement and not answer.merged_content):
             return await self._fallback.relate(new, existing, similarity)
         return answer
 
-    async def confirm_forget(self, memory: Memory, score: float) -> bool:
+    async def confirm_forget(self, memory: Memory, score: float) -> ForgetVerdict:
         user = json.dumps(
             {
                 "memory": memory.content,
@@ -87,8 +83,10 @@ class LiteLLMJudge(Judge):
             },
             ensure_ascii=False,
         )
-        answer = await self._chat.ask(FORGET_PROMPT, user, ForgetAnswer)
-        return await self._fallback.confirm_forget(memory, score) if answer is None else answer.forget
+        answer = await self._chat.ask(FORGET_PROMPT, user, ForgetVerdict)
+        if answer is None:
+            return await self._fallback.confirm_forget(memory, score)
+        return ForgetVerdict(forget=answer.forget, reason=f"llm: {answer.reason}" if answer.reason else "llm")
 
     async def derive(self, memories: list[Memory]) -> str | None:
         user = json.dumps([m.content for m in memories], ensure_ascii=False)

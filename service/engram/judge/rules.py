@@ -1,19 +1,19 @@
 """The rule judge: no LLM, works offline, Chinese and English.
 
-Limits (documented, measured by the labelled pair set): it reads only the user's words, splits
-on sentence punctuation, and recognises preferences, events and tasks by cue words; it does not
-resolve pronouns, does not rewrite first person into third, and decides supplement/conflict from
-token overlap and change cues, so paraphrases with no shared words fall to the vector similarity.
+Limits (documented, measured by `engram eval --lifecycle`): it reads only the user's words,
+splits on sentence punctuation, and recognises preferences, events and tasks by cue words; it
+does not resolve pronouns or rewrite first person into third. How two statements relate is
+decided by their claims (domain/relations.py): paraphrases the lexicon cannot see through stay
+two memories rather than risk losing a fact.
 """
 
 from __future__ import annotations
 
 import re
 
-from engram.domain.judgement import Fact, MergeVerdict, Relation, Turn, TurnJudgement
-from engram.domain.lifecycle import may_be_same_fact
+from engram.domain.judgement import Fact, ForgetVerdict, MergeVerdict, Turn, TurnJudgement
 from engram.domain.models import Layer, Memory, MemoryType
-from engram.domain.tokenize import document_tokens
+from engram.domain.relations import relate_statements
 from engram.judge.base import Judge
 
 _SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
@@ -59,18 +59,6 @@ _EXPLICIT = re.compile(r"\bremember\b|记住|记一下", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|might)\b|也许|可能|大概", re.IGNORECASE)
 _SESSION_SCOPE = re.compile(r"\b(this (conversation|chat|session)|for now)\b|这次|本次|这个对话", re.IGNORECASE)
 
-_CHANGE = re.compile(
-    r"\b(switched|switch|changed|change|now prefer|no longer|not anymore|any ?more|instead|moved to|"
-    r"these days|from now on|stopped)\b|换成|改成|改喝|改吃|不再|现在改|搬到|以后|从今天起|不.{0,3}了",
-    re.IGNORECASE,
-)
-_COMPARATIVE = re.compile(r"\b(over|than|rather|instead of|to)\b|比|胜过|而不是", re.IGNORECASE)
-# Words that strengthen without adding a fact: "I really like coffee" says what "I like coffee" says.
-_INTENSIFIERS = frozenset(
-    document_tokens("really very so much truly quite absolutely totally 很 非常 真的 特别 超级 挺 十分")
-)
-_NEGATION = re.compile(r"\b(not|don'?t|doesn'?t|never|no)\b|不|没", re.IGNORECASE)
-
 
 def sentences(text: str) -> list[str]:
     parts = [p.strip() for p in _SPLIT.split(text)]
@@ -79,9 +67,6 @@ def sentences(text: str) -> list[str]:
 
 class RuleJudge(Judge):
     name = "rules"
-
-    def __init__(self, touch_threshold: float = 0.9) -> None:
-        self._touch = touch_threshold
 
     async def judge_turn(self, turn: Turn) -> TurnJudgement:
         text = turn.user.strip()
@@ -121,39 +106,14 @@ class RuleJudge(Judge):
         return Fact(content=sentence, type=kind, importance=round(min(1.0, max(0.05, importance)), 2), layer=layer)
 
     async def relate(self, new: str, existing: str, similarity: float) -> MergeVerdict:
-        return relate_by_rules(new, existing, similarity, self._touch)
+        return relate_statements(new, existing)
 
-    async def confirm_forget(self, memory: Memory, score: float) -> bool:
-        # Keep what was marked important and unfinished tasks; forget the rest.
-        return memory.importance < 0.8 and memory.type != MemoryType.task
+    async def confirm_forget(self, memory: Memory, score: float) -> ForgetVerdict:
+        if memory.importance >= 0.8:
+            return ForgetVerdict(forget=False, reason="rules: marked important (importance >= 0.8)")
+        if memory.type == MemoryType.task:
+            return ForgetVerdict(forget=False, reason="rules: a task is kept until its task is closed")
+        return ForgetVerdict(forget=True, reason="rules: nothing marks it as still needed")
 
     async def derive(self, memories: list[Memory]) -> str | None:
         return None  # summarising needs a language model
-
-
-def announces_change(text: str) -> bool:
-    return bool(_CHANGE.search(text))
-
-
-def relate_by_rules(new: str, existing: str, similarity: float, touch_threshold: float) -> MergeVerdict:
-    if not may_be_same_fact(new, existing):
-        return MergeVerdict(relation=Relation.different, reason="numbers, ids or dates differ")
-    new_tokens = set(document_tokens(new)) - _INTENSIFIERS
-    old_tokens = set(document_tokens(existing)) - _INTENSIFIERS
-    if _CHANGE.search(new) and not _CHANGE.search(existing):
-        return MergeVerdict(relation=Relation.conflict, reason="the new statement announces a change")
-    if bool(_NEGATION.search(new)) != bool(_NEGATION.search(existing)) and _overlap(new_tokens, old_tokens) > 0.5:
-        return MergeVerdict(relation=Relation.conflict, reason="one statement negates the other")
-    if new_tokens == old_tokens and _COMPARATIVE.search(new) and document_tokens(new) != document_tokens(existing):
-        return MergeVerdict(relation=Relation.conflict, reason="the same words, compared the other way round")
-    if old_tokens and old_tokens < new_tokens:
-        return MergeVerdict(relation=Relation.supplement, merged_content=new, reason="the new one adds detail")
-    if new_tokens and new_tokens <= old_tokens:
-        return MergeVerdict(relation=Relation.same, reason="nothing new")
-    if similarity >= touch_threshold:
-        return MergeVerdict(relation=Relation.same, reason=f"similarity {similarity:.2f}")
-    return MergeVerdict(relation=Relation.different, reason="related but distinct")
-
-
-def _overlap(a: set[str], b: set[str]) -> float:
-    return len(a & b) / max(1, min(len(a), len(b)))

@@ -75,7 +75,7 @@ async def similarities(embedder: Embedder, pairs: list[Pair]) -> list[float]:
 
 async def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds) -> Report:
     """The write path's decision (services/dedup.py) with the rules judge, against the labels."""
-    judge = RuleJudge(thresholds.touch)
+    judge = RuleJudge()
     decided = [
         (await relate(p.new, p.existing, s, thresholds, judge)).relation for p, s in zip(pairs, sims, strict=True)
     ]

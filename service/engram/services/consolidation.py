@@ -92,7 +92,7 @@ class ConsolidationService:
             if other is None or kept is None or "active" not in (other.status, kept.status):
                 return
             await repo.update(conn, ctx.schema, other.id, {"status": "superseded", "superseded_by": kept.id})
-            kept = await repo.touch(conn, ctx.schema, kept.id, other.access_count)
+            kept = await repo.touch(conn, ctx.schema, kept.id, other.mentions)
             details = {"similarity": pair.similarity, "merged_with": str(other.id), "content": other.content}
             await repo.add_history(conn, ctx.schema, kept.id, "merged", kept.content, ACTOR, details)
             await repo.add_history(

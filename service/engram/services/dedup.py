@@ -1,19 +1,20 @@
-"""Before a write: is this fact already stored (touch), a detail of one (merge), a change of one
-(supersede), or new (insert)? Numbers and identifiers that differ always mean a new fact, and so
-do events that happened a day or more apart."""
+"""Before a write: is this fact already stored (touch), a detail of one (merge), a change of some
+(supersede every memory it replaces), or new (insert)? A transcript turn is only ever an exact
+duplicate or new. Numbers and identifiers that differ are never left to a model, and events that
+happened a day or more apart are two events."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lifecycle import may_be_same_fact
-from engram.domain.models import Memory
+from engram.domain.models import Kind, Memory
+from engram.domain.relations import announces_change, relate_statements
 from engram.judge import Judge
-from engram.judge.rules import announces_change, relate_by_rules
 from engram.store.memories import MemoryRow
 
 
@@ -24,19 +25,35 @@ class Target:
     memory: Memory | None = None
     batch_index: int | None = None
 
+    @property
+    def key(self) -> object:
+        return self.memory.id if self.memory is not None else ("batch", self.batch_index)
+
 
 @dataclass(frozen=True)
 class Decision:
-    relation: Relation  # different = insert
-    target: Target | None = None
+    relation: Relation  # different or conflict = insert
+    target: Target | None = None  # the memory a same/supplement goes into
     exact: bool = False
     similarity: float = 1.0
     verdict: MergeVerdict | None = None
+    retire: list[Target] = field(default_factory=list)  # superseded by whatever now holds the fact
+    reasons: dict[object, str] = field(default_factory=dict)  # retired target key -> why
+
+
+@dataclass(frozen=True)
+class Candidate:
+    target: Target
+    content: str
+    similarity: float
+    same_slot: bool
 
 
 # A statement announcing a change ("I switched to tea") shares few words with what it replaces
 # ("I like coffee"): it is judged against memories this much below the judge threshold too.
 CHANGE_MARGIN = 0.1
+# Statements of one slot looked at per new fact.
+SLOT_MATES = 20
 
 
 def floor(thresholds: Thresholds) -> float:
@@ -44,21 +61,45 @@ def floor(thresholds: Thresholds) -> float:
     return max(0.0, thresholds.judge - CHANGE_MARGIN)
 
 
-async def relate(new: str, existing: str, similarity: float, thresholds: Thresholds, judge: Judge) -> MergeVerdict:
-    """The merge decision for one pair, as the write path, consolidation and calibration make it."""
-    in_view = similarity >= thresholds.judge or (similarity >= floor(thresholds) and announces_change(new))
-    if not in_view or not may_be_same_fact(new, existing):
-        return MergeVerdict(relation=Relation.different, reason="not similar enough, or numbers differ")
-    if similarity >= thresholds.touch:
-        # Near-identical wording: the rules catch a reversal or negation; otherwise the same fact.
-        return relate_by_rules(new, existing, similarity, thresholds.touch)
+async def relate(
+    new: str, existing: str, similarity: float, thresholds: Thresholds, judge: Judge, same_slot: bool = False
+) -> MergeVerdict:
+    """The merge decision for one pair, as the write path, consolidation and calibration make it.
+    A pair is looked at when it is about the same slot, or similar enough (a change: a little less)."""
+    in_view = same_slot or similarity >= thresholds.judge or (similarity >= floor(thresholds) and announces_change(new))
+    if not in_view:
+        return MergeVerdict(relation=Relation.different, reason="not similar enough, and not the same slot")
+    if not may_be_same_fact(new, existing):  # numbers decide, never a model
+        return relate_statements(new, existing)
     return await judge.relate(new, existing, similarity)
+
+
+def decide(related: list[tuple[Candidate, MergeVerdict]]) -> Decision:
+    """Every memory a new fact replaces is retired, whatever it goes into: a repeat touches the
+    closest same fact, a detail merges into the closest one it adds to, else it is inserted."""
+    conflicts = [(c, v) for c, v in related if v.relation == Relation.conflict]
+    retire = [c.target for c, _ in conflicts]
+    reasons = {c.target.key: v.reason for c, v in conflicts}
+    for relation in (Relation.same, Relation.supplement):
+        matches = sorted(((c, v) for c, v in related if v.relation == relation), key=lambda cv: -cv[0].similarity)
+        if matches:
+            best, verdict = matches[0]
+            return Decision(
+                relation, best.target, similarity=best.similarity, verdict=verdict, retire=retire, reasons=reasons
+            )
+    if conflicts:
+        closest, verdict = max(conflicts, key=lambda cv: cv[0].similarity)
+        return Decision(
+            Relation.conflict, similarity=closest.similarity, verdict=verdict, retire=retire, reasons=reasons
+        )
+    return Decision(Relation.different)
 
 
 async def plan(
     rows: list[MemoryRow],
     exact: dict[str, Memory],
     neighbours: list[list[tuple[Memory, float]]],
+    slot_mates: list[list[tuple[Memory, float]]],
     thresholds: Thresholds,
     judge: Judge,
 ) -> list[Decision]:
@@ -68,47 +109,57 @@ async def plan(
         if row.dedup_key in exact:
             decisions.append(Decision(Relation.same, Target(memory=exact[row.dedup_key]), exact=True))
             continue
-        earlier = _earlier_rows(rows, decisions, i, floor(thresholds))
-        if earlier is not None and earlier[1] >= 1.0 - 1e-6 and rows[earlier[0]].dedup_key == row.dedup_key:
-            decisions.append(Decision(Relation.same, Target(batch_index=earlier[0]), exact=True))
+        twin = next((j for j in range(i) if rows[j].dedup_key == row.dedup_key and _inserted(decisions[j])), None)
+        if twin is not None:
+            decisions.append(Decision(Relation.same, Target(batch_index=twin), exact=True))
             continue
-        candidates = [
-            (Target(memory=m), m.content, s)
-            for m, s in neighbours[i]
-            if not happened_apart(row.occurred_at, m.occurred_at)
+        if row.kind == Kind.turn:  # a transcript line is kept verbatim: never merged or superseded
+            decisions.append(Decision(Relation.different))
+            continue
+        candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], floor(thresholds))
+        related = [
+            (c, await relate(row.content, c.content, c.similarity, thresholds, judge, c.same_slot)) for c in candidates
         ]
-        if earlier is not None and not happened_apart(row.occurred_at, rows[earlier[0]].occurred_at):
-            j, similarity = earlier
-            candidates.append((Target(batch_index=j), rows[j].content, similarity))
-        decisions.append(await _first_related(row.content, candidates, thresholds, judge))
+        decisions.append(decide([(c, v) for c, v in related if v.relation != Relation.different]))
     return decisions
 
 
-async def _first_related(
-    content: str, candidates: list[tuple[Target, str, float]], thresholds: Thresholds, judge: Judge
-) -> Decision:
-    for target, existing, similarity in sorted(candidates, key=lambda c: -c[2]):
-        verdict = await relate(content, existing, similarity, thresholds, judge)
-        if verdict.relation != Relation.different:
-            return Decision(verdict.relation, target, similarity=similarity, verdict=verdict)
-    return Decision(Relation.different)
+def _inserted(decision: Decision) -> bool:
+    return decision.relation in (Relation.different, Relation.conflict)
 
 
-def scope_of(row: MemoryRow) -> tuple[str, str | None]:
+def _candidates(
+    rows: list[MemoryRow],
+    decisions: list[Decision],
+    i: int,
+    neighbours: list[tuple[Memory, float]],
+    slot_mates: list[tuple[Memory, float]],
+    low: float,
+) -> list[Candidate]:
+    """Stored facts close to the row or of its slot, and earlier rows of the batch that will be
+    inserted, in the same layer and scope; not events that happened a day or more apart."""
+    row = rows[i]
+    found: dict[object, Candidate] = {}
+    for memory, similarity in [*neighbours, *slot_mates]:
+        if happened_apart(row.occurred_at, memory.occurred_at):
+            continue
+        same_slot = row.slot is not None and memory.id in {m.id for m, _ in slot_mates}
+        candidate = Candidate(Target(memory=memory), memory.content, similarity, same_slot)
+        found.setdefault(candidate.target.key, candidate)
+    for j in range(i):
+        earlier = rows[j]
+        if not _inserted(decisions[j]) or earlier.kind != Kind.fact or _scope(earlier) != _scope(row):
+            continue
+        if happened_apart(row.occurred_at, earlier.occurred_at):
+            continue
+        similarity = float(np.dot(row.embedding, earlier.embedding))
+        same_slot = row.slot is not None and row.slot == earlier.slot
+        if same_slot or similarity >= low:
+            found[("batch", j)] = Candidate(Target(batch_index=j), earlier.content, similarity, same_slot)
+    return sorted(found.values(), key=lambda c: -c.similarity)
+
+
+def _scope(row: MemoryRow) -> tuple[str, str | None]:
     """Session and task memories only relate within their own session or task."""
     scoped = {"session": row.session_id, "task": row.task_id}
     return row.layer, scoped.get(row.layer)
-
-
-def _earlier_rows(rows: list[MemoryRow], decisions: list[Decision], i: int, floor: float) -> tuple[int, float] | None:
-    """The most similar earlier row of this batch that will be inserted, in the same layer and scope."""
-    best: tuple[int, float] | None = None
-    for j in range(i):
-        if decisions[j].relation not in (Relation.different, Relation.conflict):
-            continue
-        if scope_of(rows[j]) != scope_of(rows[i]):
-            continue
-        similarity = float(np.dot(rows[i].embedding, rows[j].embedding))
-        if similarity >= floor and (best is None or similarity > best[1]):
-            best = (j, similarity)
-    return best

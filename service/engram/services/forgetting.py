@@ -1,15 +1,17 @@
 """Scheduled forgetting: expire short-lived layers, forget decayed memories the judge lets go,
-purge what stayed forgotten past the retention period. Every step lands in the history."""
+purge what stayed forgotten past the retention period. Every step lands in the history, and a
+dry run says why each candidate would go and why each survivor stays."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 import asyncpg
 from pydantic import BaseModel, Field
 
-from engram.domain.lifecycle import decay_score
+from engram.domain.lifecycle import Assessment, DecayInput, assess
 from engram.domain.models import Layer, Memory
 from engram.judge import Judge
 from engram.observability import metrics
@@ -19,13 +21,23 @@ from engram.store import memories as repo
 from engram.store.schema import TenantContext
 
 ACTOR = "forgetting"
+# Survivors listed one by one in a report, the closest to being forgotten first (all are counted).
+SURVIVORS_LISTED = 200
 
 
 class Candidate(BaseModel):
     memory: Memory
     score: float = Field(description="decay score")
-    reason: str
+    reason: str = Field(description="why the schedule would forget it")
     forget: bool = Field(description="the judge's final decision")
+    judge_reason: str = Field("", description="why the judge let it go or kept it")
+
+
+class Survivor(BaseModel):
+    memory_id: UUID
+    content: str
+    score: float = Field(description="decay score")
+    reason: str = Field(description="why it stays")
 
 
 class ForgetReport(BaseModel):
@@ -34,6 +46,19 @@ class ForgetReport(BaseModel):
     forgotten: list[UUID]
     expired: list[UUID] = Field(description="session/task memories past their time to live")
     purged: list[UUID]
+    kept: list[Survivor] = Field(
+        default_factory=list, description=f"memories that stay, the closest to going first (at most {SURVIVORS_LISTED})"
+    )
+    kept_by_reason: dict[str, int] = Field(
+        default_factory=dict,
+        description="how many memories stay, by reason: pinned, current fact, decay (above threshold), judge",
+    )
+
+
+def _reason_kind(reason: str) -> str:
+    return (
+        reason.split(":")[0].split(" (")[0] if reason.startswith(("pinned", "a current")) else "decay above threshold"
+    )
 
 
 class ForgettingService:
@@ -50,16 +75,27 @@ class ForgettingService:
             expired = await repo.expired_scoped(
                 conn, ctx.schema, now - timedelta(hours=s.session_ttl_hours), now - timedelta(days=s.task_ttl_days)
             )
-            inputs = await repo.decay_inputs(conn, ctx.schema)
+            rows = await repo.decay_inputs(conn, ctx.schema)
             purgeable = await repo.purgeable(conn, ctx.schema, now - timedelta(days=s.retention_days))
-        candidates = [c for c in [await self._candidate(ctx, row, now) for row in inputs] if c is not None]
+        assessed = [(row, self._assess(row, now)) for row in rows]
+        candidates = [await self._candidate(ctx, row["id"], a) for row, a in assessed if a.candidate]
         candidates.sort(key=lambda c: c.score)
+        kept = [(row, a) for row, a in assessed if not a.candidate]
+        kept.sort(key=lambda ra: ra[1].score)
+        survivors = [
+            Survivor(memory_id=row["id"], content=row["content"], score=a.score, reason=a.reason)
+            for row, a in kept[:SURVIVORS_LISTED]
+        ]
+        counts = Counter(a.why for _, a in kept)
+        counts.update("judge" for c in candidates if not c.forget)
         report = ForgetReport(
             dry_run=dry_run,
             candidates=candidates,
             forgotten=[c.memory.id for c in candidates if c.forget],
             expired=[m.id for m in expired],
             purged=purgeable,
+            kept=survivors,
+            kept_by_reason=dict(counts),
         )
         if dry_run:
             return report
@@ -71,23 +107,31 @@ class ForgettingService:
             await self._memories.forget(ctx, memory.id, ACTOR, reason=f"{layer} time to live passed")
         for c in candidates:
             if c.forget:
-                await self._memories.forget(ctx, c.memory.id, ACTOR, reason=c.reason)
+                await self._memories.forget(ctx, c.memory.id, ACTOR, reason=f"{c.reason}; {c.judge_reason}")
         for memory_id in purgeable:
             await self._memories.purge(ctx, memory_id, ACTOR)
         return report
 
-    async def _candidate(self, ctx: TenantContext, row, now: datetime) -> Candidate | None:
+    def _assess(self, row: asyncpg.Record, now: datetime) -> Assessment:
         s = self._settings
-        score = decay_score(row["importance"], row["access_count"], row["last_accessed_at"], now, s.decay)
-        unused = row["access_count"] <= 1 and row["created_at"] < now - timedelta(days=s.unaccessed_days)
-        if score >= s.forget_threshold and not unused:
-            return None
-        reason = (
-            f"decay score {score:.3f} below {s.forget_threshold}"
-            if score < s.forget_threshold
-            else f"never recalled in {s.unaccessed_days} days"
+        memory = DecayInput(
+            importance=row["importance"],
+            uses=row["access_count"],
+            mentions=row["mentions"],
+            reinforced_at=row["reinforced_at"],
+            type=row["type"],
+            kind=row["kind"],
+            pinned=row["pinned"],
         )
-        memory = await self._memories.get(ctx, row["id"])
+        return assess(memory, now, s.decay, s.forget_threshold, s.unaccessed_days)
+
+    async def _candidate(self, ctx: TenantContext, memory_id: UUID, assessment: Assessment) -> Candidate:
+        memory = await self._memories.get(ctx, memory_id)
+        verdict = await self._judge.confirm_forget(memory, assessment.score)
         return Candidate(
-            memory=memory, score=round(score, 4), reason=reason, forget=await self._judge.confirm_forget(memory, score)
+            memory=memory,
+            score=assessment.score,
+            reason=assessment.reason,
+            forget=verdict.forget,
+            judge_reason=verdict.reason,
         )

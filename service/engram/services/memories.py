@@ -85,7 +85,7 @@ class MemoryService:
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
             raise InvalidInput("nothing to update: give at least one field")
-        for field in ("content", "type", "tags", "metadata"):
+        for field in ("content", "type", "tags", "metadata", "pinned"):
             if field in changes and changes[field] is None:
                 raise InvalidInput(f"{field} cannot be null")
         if "type" in changes:
@@ -101,8 +101,10 @@ class MemoryService:
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
             if vector is not None:
-                scope = scope_id(current.layer, current.session_id, current.task_id)
-                changes |= derived_columns(changes["content"], current.layer.value, scope, vector, ctx.embedding_model)
+                scope = scope_id(current.kind, current.layer, current.session_id, current.task_id)
+                changes |= derived_columns(
+                    changes["content"], current.kind, current.layer.value, scope, vector, ctx.embedding_model
+                )
             try:
                 async with conn.transaction():
                     updated = await repo.update(conn, ctx.schema, memory_id, changes)
@@ -111,7 +113,11 @@ class MemoryService:
             details = {k: v for k, v in patch.model_dump(mode="json", exclude_unset=True).items() if k != "content"}
             if "content" in changes:
                 details["previous_content"] = current.content
-            await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
+            if set(details) == {"pinned"}:  # a pin alone is its own event
+                event = "pinned" if changes["pinned"] else "unpinned"
+                await repo.add_history(conn, ctx.schema, memory_id, event, updated.content, actor, {})
+            else:
+                await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
         return updated
 
     async def close_scope(self, ctx: TenantContext, layer: Layer, scope: str, actor: str | None = None) -> list[Memory]:
@@ -155,12 +161,14 @@ class MemoryService:
                 return current
             if status == Status.active and current.status != Status.forgotten:
                 raise Conflict(f"memory {memory_id} is {current.status.value}; only forgotten memories are restored")
-            forgotten_at = datetime.now(UTC) if status == Status.forgotten else None
+            changes: dict[str, object] = {"status": status.value, "forgotten_at": None}
+            if status == Status.forgotten:
+                changes["forgotten_at"] = datetime.now(UTC)
+            else:  # restored: its forgetting clock starts over, or the next run would forget it again
+                changes["reinforced_at"] = datetime.now(UTC)
             try:
                 async with conn.transaction():
-                    updated = await repo.update(
-                        conn, ctx.schema, memory_id, {"status": status.value, "forgotten_at": forgotten_at}
-                    )
+                    updated = await repo.update(conn, ctx.schema, memory_id, changes)
             except asyncpg.UniqueViolationError:
                 raise Conflict(
                     "an identical memory was written after this one was forgotten; restore would duplicate it"

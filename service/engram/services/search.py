@@ -1,4 +1,7 @@
-"""Hybrid search: vector, keyword and rule channels run concurrently, then weighted fusion."""
+"""Hybrid search: vector, keyword and rule channels run concurrently, their evidence is combined
+(domain/fusion.py), conversation neighbours lend context, a named time and the layer weigh in,
+and hits far weaker than the best are cut. A query that asks only for a time is answered by the
+time alone."""
 
 from __future__ import annotations
 
@@ -14,29 +17,32 @@ import asyncpg
 import numpy as np
 
 from engram.cache import Cache
+from engram.domain.fusion import (
+    ChannelHit,
+    ChannelScores,
+    FusedHit,
+    Link,
+    Weights,
+    add_context,
+    cut,
+    fuse,
+    in_time,
+    latest_first,
+    prefer_layers,
+)
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
 from engram.domain.models import Layer, Memory
 from engram.domain.search import (
     Channel,
-    ChannelHit,
     Explanation,
-    FusedHit,
-    Link,
-    QueryShape,
     SearchHit,
     SearchRequest,
     SearchResult,
     TimeFilter,
-    Weights,
-    add_context,
-    fuse,
-    in_time,
-    prefer_layers,
-    prefer_recent,
 )
 from engram.domain.temporal import TimeIntent, time_intent
-from engram.domain.text import guess_language, is_conversation
+from engram.domain.text import is_conversation
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
 from engram.judge import QueryRewriter
@@ -48,8 +54,6 @@ from engram.store.schema import TenantContext
 log = logging.getLogger(__name__)
 # Characters of each candidate's content shown by explain.
 SNIPPET = 200
-# "上次", "last time": the latest of the hits gains up to this much.
-RECENCY_BONUS = 0.1
 
 # Below this many memories, token frequencies are counted exactly (cheap on a small table);
 # above, they come from ANALYZE's sample of the table, re-read at most this often.
@@ -84,6 +88,18 @@ class Candidates:
         return list(dict.fromkeys(h.id for h in (*self.vector, *self.keyword, *self.identifiers, *self.window)))
 
 
+NO_CANDIDATES = Candidates([], [], [], [])
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every scored candidate (for explain), the hits returned, and the rows they came from."""
+
+    fused: list[FusedHit]
+    top: list[FusedHit]
+    rows: dict[UUID, tuple[Memory, float]]
+
+
 class SearchService:
     def __init__(
         self,
@@ -95,7 +111,7 @@ class SearchService:
         rewriter: QueryRewriter | None = None,
     ):
         self._rewriter = rewriter
-        self._layer_weights = layer_weights
+        self._layer_weights = {layer.value: weight for layer, weight in layer_weights.items()}
         self._pool = pool
         self._embedders = embedders
         self._cache = cache
@@ -106,51 +122,96 @@ class SearchService:
         s = self._settings
         started = time.perf_counter()
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
-        weights = Weights(vector=s.vector_weight, keyword=s.keyword_weight, rule=s.rule_weight)
+        weights = s.weights()
         reading = await self._read(request)
-        embedding, keyword = await asyncio.gather(
-            self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
+        if reading.intent.only_time:
+            keyword = KeywordQuery(tokens=[], weights=[], match_tokens=[])
+            found, ranking = NO_CANDIDATES, await self._by_time(ctx, request, reading, top_k)
+        else:
+            embedding, keyword = await asyncio.gather(
+                self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
+            )
+            found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
+            ranking = await self._rank(ctx, request, reading, weights, embedding, found, top_k)
+        hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
+        if hits and not request.explain:  # explaining is debugging, not a use of the memories
+            hits = await self._record_access(ctx, hits)
+        metrics.searches.labels(ctx.name).inc()
+        log_search(ctx, request, reading, found, hits, time.perf_counter() - started)
+        if not request.explain:
+            return SearchResult(hits=hits)
+        snippets = {memory_id: memory.content[:SNIPPET] for memory_id, (memory, _) in ranking.rows.items()}
+        return SearchResult(
+            hits=hits,
+            explanation=explain(reading, weights, s, keyword, found, ranking.fused, snippets),
         )
-        found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
-        shape = QueryShape(guess_language(reading.text), bool(keyword.tsquery), bool(reading.identifiers))
+
+    async def _rank(
+        self,
+        ctx: TenantContext,
+        request: SearchRequest,
+        reading: Reading,
+        weights: Weights,
+        embedding: np.ndarray,
+        found: Candidates,
+        top_k: int,
+    ) -> Ranking:
+        s = self._settings
         async with self._pool.acquire() as conn:
             with metrics.timed(metrics.search_stages, "hydrate"):
                 rows = await self._hydrate(conn, ctx, found.ids(), embedding)
 
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-                languages = {memory_id: memory.language for memory_id, (memory, _) in rows.items()}
-                return fuse(similarity, found.keyword, found.identifiers, weights, shape, languages)
+                return fuse(similarity, found.keyword, found.identifiers, weights)
 
             fused = fused_now()
-            if s.context_weight > 0 and fused:
+            if weights.context > 0 and fused:
                 with metrics.timed(metrics.search_stages, "context"):
                     anchors = [h.id for h in fused[: s.context_anchors]]
                     found_links = await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
                     links = [Link(*x) for x in found_links]
                     newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
-                    if newcomers:  # fused with their own similarity before they borrow any context
+                    if newcomers:  # scored by their own channels before they borrow any context
                         rows |= await self._hydrate(conn, ctx, newcomers, embedding)
                         fused = fused_now()
-                    fused = add_context(fused, links, s.context_weight)
-            fused = self._in_time(fused, reading.intent, rows)
-            layers = {memory_id: memory.layer for memory_id, (memory, _) in rows.items()}
-            fused = prefer_layers([h for h in fused if h.score > 0], layers, self._layer_weights)
-            top = [h for h in fused if h.score >= s.min_score][:top_k]
-            accessed = await repo.record_access(conn, ctx.schema, [h.id for h in top]) if top else {}
-        hits = []
-        for h in top:
-            memory = rows[h.id][0]
-            if h.id in accessed:
-                count, at = accessed[h.id]
-                memory = memory.model_copy(update={"access_count": count, "last_accessed_at": at})
-            hits.append(SearchHit(memory=memory, score=h.score, channels=h.channels))
-        metrics.searches.labels(ctx.name).inc()
-        log_search(ctx, request, reading, found, hits, time.perf_counter() - started)
-        if not request.explain:
-            return SearchResult(hits=hits)
-        snippets = {memory_id: memory.content[:SNIPPET] for memory_id, (memory, _) in rows.items()}
-        return SearchResult(hits=hits, explanation=explain(reading, weights, keyword, found, fused, snippets))
+                    fused = add_context(fused, links, weights)
+        window = reading.intent.window
+        if window is not None:
+            inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
+            fused = in_time(fused, inside, s.outside_window, weights)
+        fused = prefer_layers(fused, {i: m.layer.value for i, (m, _) in rows.items()}, self._layer_weights)
+        kept = cut(fused, s.cut_ratio, s.min_score)
+        if reading.intent.recent:
+            kept = latest_first(kept, {i: happened(m) for i, (m, _) in rows.items()}, s.recent_ratio)
+        return Ranking(fused=fused, top=kept[:top_k], rows=rows)
+
+    async def _by_time(self, ctx: TenantContext, request: SearchRequest, reading: Reading, top_k: int) -> Ranking:
+        """ "What did I do last week": the memories of that time, events and important ones first,
+        returned in the order they happened. The time channel is the only evidence."""
+        window = reading.intent.window
+        assert window is not None
+        async with self._pool.acquire() as conn:
+            with metrics.timed(metrics.search_stages, "time"):
+                memories = await repo.window_memories(conn, ctx.schema, window.start, window.end, request.filter, top_k)
+        fused = []
+        for m in sorted(memories, key=happened):
+            layer = self._layer_weights.get(m.layer.value, 1.0)
+            fused.append(FusedHit(id=m.id, score=layer, relevance=1.0, channels=ChannelScores(), layer=layer))
+        return Ranking(fused=fused, top=fused, rows={m.id: (m, 0.0) for m in memories})
+
+    async def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
+        """Only what is returned counts as a use: access_count and last_accessed_at of the hits."""
+        async with self._pool.acquire() as conn:
+            accessed = await repo.record_access(conn, ctx.schema, [h.memory.id for h in hits])
+        out = []
+        for h in hits:
+            if h.memory.id in accessed:
+                count, at = accessed[h.memory.id]
+                memory = h.memory.model_copy(update={"access_count": count, "last_accessed_at": at})
+                h = h.model_copy(update={"memory": memory})
+            out.append(h)
+        return out
 
     async def _read(self, request: SearchRequest) -> Reading:
         """Rewrite a long query (with an LLM), then take its time words out."""
@@ -188,7 +249,7 @@ class SearchService:
         async def nothing() -> list[ChannelHit]:
             return []
 
-        window, rules = reading.intent.window, weights.rule > 0
+        window = reading.intent.window
         return Candidates(
             *await asyncio.gather(
                 channel("vector", repo.vector_candidates, embedding, ctx.embedding_model)
@@ -198,25 +259,13 @@ class SearchService:
                 if keyword.tsquery and weights.keyword > 0
                 else nothing(),
                 channel("rule", repo.rule_candidates, reading.identifiers)
-                if reading.identifiers and rules
+                if reading.identifiers and weights.rule > 0
                 else nothing(),
                 channel("time", repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
-                if window and rules
+                if window
                 else nothing(),
             )
         )
-
-    def _in_time(
-        self, fused: list[FusedHit], intent: TimeIntent, rows: dict[UUID, tuple[Memory, float]]
-    ) -> list[FusedHit]:
-        """A named time keeps memories of other times behind; "上次" puts the latest first."""
-        if intent.window:
-            window = intent.window
-            inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
-            fused = in_time(fused, inside, self._settings.outside_window)
-        if intent.recent:
-            fused = prefer_recent(fused, {i: happened(m) for i, (m, _) in rows.items()}, RECENCY_BONUS)
-        return fused
 
     async def _hydrate(
         self, conn: asyncpg.Connection, ctx: TenantContext, ids: list[UUID], embedding: np.ndarray
@@ -303,6 +352,7 @@ def log_search(
 def explain(
     reading: Reading,
     weights: Weights,
+    settings: RetrievalSettings,
     keyword: KeywordQuery,
     found: Candidates,
     fused: list[FusedHit],
@@ -312,10 +362,13 @@ def explain(
     lent = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
     return Explanation(
         weights=weights,
+        outside_window=settings.outside_window,
+        cut_ratio=settings.cut_ratio,
         rewritten=reading.rewritten,
         rewrite_ms=reading.rewrite_ms,
         searched_text=reading.text,
         time_window=TimeFilter(phrase=window.phrase, start=window.start, end=window.end) if window else None,
+        time_only=reading.intent.only_time,
         prefer_recent=reading.intent.recent,
         query_tokens=keyword.tokens,
         token_idf=dict(zip(keyword.tokens, keyword.weights, strict=True)),

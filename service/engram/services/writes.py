@@ -1,5 +1,6 @@
 """The write pipeline: validate, embed, then under the tenant's write lock decide for each memory
-whether it is new, a repeat (touch), a detail (merge) or a change (supersede), and apply it."""
+whether it is new, a repeat (touch), a detail (merge) or a change (supersede every memory it
+replaces), and apply it. Transcript turns are only ever exact duplicates or new."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from uuid import UUID
 import asyncpg
 import numpy as np
 
+from engram.domain.claims import read_claim
 from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.judgement import Relation
-from engram.domain.models import Layer, Memory, NewMemory, WriteOutcome, WriteResult
+from engram.domain.models import Kind, Layer, Memory, NewMemory, Status, WriteOutcome, WriteResult
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
 from engram.embedding import Embedders
@@ -28,19 +30,26 @@ from engram.store.schema import TenantContext
 NEIGHBOURS = 3
 
 
-def derived_columns(content: str, layer: str, scope: str | None, vector: np.ndarray, model: str) -> dict[str, Any]:
+def derived_columns(
+    content: str, kind: Kind, layer: str, scope: str | None, vector: np.ndarray, model: str
+) -> dict[str, Any]:
     """Everything stored alongside a content, recomputed whenever the content changes."""
     return {
         "language": guess_language(content),
-        "dedup_key": duplicate_key(content, layer, scope),
+        "dedup_key": duplicate_key(content, layer, scope, kind.value),
         "identifiers": extract_identifiers(content),
         "search_tokens": to_tsvector_literal(document_tokens(content)),
         "embedding": vector,
         "embedding_model": model,
+        "slot": read_claim(content).slot if kind == Kind.fact else None,
     }
 
 
-def scope_id(layer: Layer, session_id: str | None, task_id: str | None) -> str | None:
+def scope_id(kind: Kind, layer: Layer, session_id: str | None, task_id: str | None) -> str | None:
+    """What an exact duplicate must share besides its text: a turn its conversation, a fact of a
+    short-lived layer its session or task."""
+    if kind == Kind.turn:
+        return session_id
     return {Layer.session: session_id, Layer.task: task_id}.get(layer)
 
 
@@ -100,8 +109,14 @@ class WriteService:
             await repo.lock_writes(conn, ctx.schema)
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
             thresholds = self._thresholds_for(ctx.embedding_model)
-            near = await repo.nearest_active(conn, ctx.schema, rows, NEIGHBOURS, dedup.floor(thresholds))
-            decisions = await dedup.plan(rows, exact, near, thresholds, self._judge)
+            facts = [r for r in rows if r.kind == Kind.fact]
+            near, mates = iter([]), iter([])
+            if facts:
+                near = iter(await repo.nearest_active(conn, ctx.schema, facts, NEIGHBOURS, dedup.floor(thresholds)))
+                mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
+            neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
+            slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
+            decisions = await dedup.plan(rows, exact, neighbours, slot_mates, thresholds, self._judge)
             return await self._apply(conn, ctx, items, rows, decisions, actor)
 
     async def _apply(
@@ -121,36 +136,56 @@ class WriteService:
         history: list[tuple] = [
             (m.id, "written", actor, m.content, _write_details(items[i])) for i, m in created.items()
         ]
+
+        def memory_of(target: dedup.Target) -> Memory:
+            return target.memory if target.memory is not None else created[target.batch_index]
+
         results: list[WriteResult] = []
         for i, (item, row, decision) in enumerate(zip(items, rows, decisions, strict=True)):
             details = {"similarity": round(decision.similarity, 4), "content": row.content}
             if decision.verdict is not None:
                 details["reason"] = decision.verdict.reason
-            target = None
-            if decision.target is not None:
-                target = decision.target.memory or created[decision.target.batch_index]
-                target = await repo.get(conn, ctx.schema, target.id)  # as it is now, after earlier rows
-            if decision.relation == Relation.different:
-                result = WriteResult(outcome=WriteOutcome.created, memory=created[i], external_id=item.external_id)
-            elif decision.relation == Relation.conflict:
-                new = created[i]
-                old = await repo.update(conn, ctx.schema, target.id, {"status": "superseded", "superseded_by": new.id})
-                history.append((old.id, "superseded", actor, old.content, {**details, "superseded_by": str(new.id)}))
-                result = WriteResult(
-                    outcome=WriteOutcome.superseded, memory=new, related=old, external_id=item.external_id
-                )
+            if decision.relation in (Relation.different, Relation.conflict):
+                holder, outcome = created[i], WriteOutcome.created
             elif decision.relation == Relation.supplement:
-                merged = await self._merge(conn, ctx, target, decision.verdict.merged_content or row.content, row)
+                target = await repo.get(conn, ctx.schema, memory_of(decision.target).id)  # as it is now
+                holder = await self._merge(conn, ctx, target, decision.verdict.merged_content or row.content, row)
                 history.append(
-                    (merged.id, "merged", actor, merged.content, {**details, "previous_content": target.content})
+                    (holder.id, "merged", actor, holder.content, {**details, "previous_content": target.content})
                 )
-                result = WriteResult(outcome=WriteOutcome.merged, memory=merged, external_id=item.external_id)
+                outcome = WriteOutcome.merged
             else:
-                touched = await repo.touch(conn, ctx.schema, target.id)
-                history.append((touched.id, "touched", actor, touched.content, details))
+                holder = await repo.touch(conn, ctx.schema, memory_of(decision.target).id)
+                history.append((holder.id, "touched", actor, holder.content, details))
                 outcome = WriteOutcome.duplicate if decision.exact else WriteOutcome.touched
-                result = WriteResult(outcome=outcome, memory=touched, external_id=item.external_id)
-            results.append(result)
+            retired = []
+            for target in decision.retire:
+                old = await repo.get(conn, ctx.schema, memory_of(target).id)
+                if old is None or old.status != Status.active or old.id == holder.id:
+                    continue
+                old = await repo.update(conn, ctx.schema, old.id, {"status": "superseded", "superseded_by": holder.id})
+                reason = decision.reasons.get(target.key, "")
+                history.append(
+                    (
+                        old.id,
+                        "superseded",
+                        actor,
+                        old.content,
+                        {**details, "reason": reason, "superseded_by": str(holder.id)},
+                    )
+                )
+                retired.append(old)
+            if retired and outcome == WriteOutcome.created:
+                outcome = WriteOutcome.superseded
+            results.append(
+                WriteResult(
+                    outcome=outcome,
+                    memory=holder,
+                    external_id=item.external_id,
+                    related=retired[0] if retired else None,
+                    superseded=retired,
+                )
+            )
         await repo.add_history_many(conn, ctx.schema, history)
         return results
 
@@ -160,10 +195,10 @@ class WriteService:
         """Put the merged content into the existing memory; a repeat of the fact counts as an access."""
         content = self.clean_content(content)
         vector = row.embedding if content == row.content else await self.embed(ctx, content)
-        scope = scope_id(target.layer, target.session_id, target.task_id)
+        scope = scope_id(target.kind, target.layer, target.session_id, target.task_id)
         changes = {
             "content": content,
-            **derived_columns(content, target.layer.value, scope, vector, ctx.embedding_model),
+            **derived_columns(content, target.kind, target.layer.value, scope, vector, ctx.embedding_model),
         }
         try:
             async with conn.transaction():
@@ -177,13 +212,16 @@ class WriteService:
     ) -> MemoryRow:
         columns = derived_columns(
             content,
+            item.kind,
             item.layer.value,
-            scope_id(item.layer, item.session_id, item.task_id),
+            scope_id(item.kind, item.layer, item.session_id, item.task_id),
             vector,
             ctx.embedding_model,
         )
         return MemoryRow(
             content=content,
+            kind=item.kind.value,
+            pinned=item.pinned,
             type=item.type.value,
             layer=item.layer.value,
             source=item.source,

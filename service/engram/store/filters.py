@@ -22,6 +22,8 @@ def where(f: MemoryFilter, params: Params, alias: str = "m") -> str:
     clauses = [f"{alias}.status = ANY({params.add([s.value for s in f.statuses])}::text[])"]
     if f.types:
         clauses.append(f"{alias}.type = ANY({params.add([t.value for t in f.types])}::text[])")
+    if f.kinds:
+        clauses.append(f"{alias}.kind = ANY({params.add([k.value for k in f.kinds])}::text[])")
     if f.layers:
         clauses.append(f"{alias}.layer = ANY({params.add([x.value for x in f.layers])}::text[])")
     if f.created_after:

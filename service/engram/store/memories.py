@@ -18,10 +18,10 @@ from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
 from engram.store.filters import Params, where
 
-COLUMNS = """m.id, m.content, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
-    m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.status,
-    m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model, m.forgotten_at,
-    m.derived_from"""
+COLUMNS = """m.id, m.content, m.kind, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
+    m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.mentions, m.reinforced_at,
+    m.pinned, m.status, m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model,
+    m.forgotten_at, m.derived_from"""
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class MemoryRow:
     """A memory ready to insert: content plus everything derived from it."""
 
     content: str
+    kind: str
     type: str
     layer: str
     source: str | None
@@ -45,6 +46,8 @@ class MemoryRow:
     search_tokens: str
     embedding: np.ndarray
     embedding_model: str
+    slot: str | None = None
+    pinned: bool = False
     derived_from: tuple[UUID, ...] = ()
 
 
@@ -60,20 +63,22 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
     earlier in ``rows``): atomic whatever the concurrency. Returns the inserted memories by dedup_key."""
     records = await conn.fetch(
         f"""INSERT INTO {schema}.memories AS m
-              (content, type, layer, source, external_id, importance, language, occurred_at, session_id,
+              (content, kind, type, layer, source, external_id, importance, language, occurred_at, session_id,
                task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model,
-               access_count, last_accessed_at, derived_from)
-            SELECT t.content, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
+               derived_from, slot, pinned)
+            SELECT t.content, t.kind, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
                    t.occurred_at, t.session_id, t.task_id,
                    ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
                    ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
-                   t.embedding, $17, 1, now(), t.derived_from::uuid[]
+                   t.embedding, $17, t.derived_from::uuid[], t.slot, t.pinned
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
                         $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
-                        $14::text[], $15::text[], $16::vector[], $18::text[])
+                        $14::text[], $15::text[], $16::vector[], $18::text[], $19::text[], $20::text[],
+                        $21::boolean[])
                  WITH ORDINALITY AS t(content, type, layer, source, external_id, importance, language,
                                       occurred_at, session_id, task_id, tags, metadata, dedup_key,
-                                      identifiers, search_tokens, embedding, derived_from, position)
+                                      identifiers, search_tokens, embedding, derived_from, kind, slot, pinned,
+                                      position)
             ORDER BY t.position
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
             RETURNING {COLUMNS}, m.dedup_key""",
@@ -95,6 +100,9 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         [Vector(r.embedding) for r in rows],
         rows[0].embedding_model,
         ["{" + ",".join(map(str, r.derived_from)) + "}" for r in rows],
+        [r.kind for r in rows],
+        [r.slot for r in rows],
+        [r.pinned for r in rows],
     )
     return {r["dedup_key"]: to_memory(r) for r in records}
 
@@ -108,7 +116,7 @@ async def lock_writes(conn: asyncpg.Connection, schema: str) -> None:
 async def nearest_active(
     conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floor: float
 ) -> list[list[tuple[Memory, float]]]:
-    """For each row, the most similar active memories of its layer (and session/task) at or above floor."""
+    """For each row, the most similar active facts of its layer (and session/task) at or above floor."""
     async with conn.transaction():
         await _prefer_hnsw(conn)
         records = await conn.fetch(
@@ -116,7 +124,8 @@ async def nearest_active(
                      WITH ORDINALITY AS t(v, layer, session_id, task_id, position)
                 CROSS JOIN LATERAL (
                     SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
-                    WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.layer = t.layer
+                    WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.kind = 'fact'
+                      AND m.layer = t.layer
                       AND (t.layer <> 'session' OR m.session_id = t.session_id)
                       AND (t.layer <> 'task' OR m.task_id = t.task_id)
                     ORDER BY m.embedding <=> t.v LIMIT $5) AS n
@@ -138,14 +147,47 @@ async def nearest_active(
 
 
 async def touch(conn: asyncpg.Connection, schema: str, memory_id: UUID, times: int = 1) -> Memory:
-    """Count a repeat of the fact as an access."""
+    """The fact was stated again: one more mention, and its forgetting clock starts over."""
     record = await conn.fetchrow(
-        f"""UPDATE {schema}.memories m SET access_count = access_count + $2, last_accessed_at = now()
+        f"""UPDATE {schema}.memories m SET mentions = mentions + $2, reinforced_at = now()
             WHERE m.id = $1 RETURNING {COLUMNS}""",
         memory_id,
         times,
     )
     return to_memory(record)
+
+
+async def active_in_slots(
+    conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int
+) -> list[list[tuple[Memory, float]]]:
+    """For each row with a slot, the active facts of that slot in its layer (and session/task),
+    with their similarity to the row: every statement about the same thing, in any wording."""
+    records = await conn.fetch(
+        f"""SELECT t.position, n.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::vector[])
+                 WITH ORDINALITY AS t(slot, layer, session_id, task_id, v, position)
+            CROSS JOIN LATERAL (
+                SELECT {COLUMNS},
+                       CASE WHEN {_model_is(schema, "$7")} THEN 1 - (m.embedding <=> t.v) ELSE 0 END AS similarity
+                FROM {schema}.memories m
+                WHERE m.slot = t.slot AND m.status = 'active' AND m.kind = 'fact' AND m.layer = t.layer
+                  AND (t.layer <> 'session' OR m.session_id = t.session_id)
+                  AND (t.layer <> 'task' OR m.task_id = t.task_id)
+                ORDER BY m.created_at DESC LIMIT $6) AS n
+            WHERE t.slot IS NOT NULL""",
+        [r.slot for r in rows],
+        [r.layer for r in rows],
+        [r.session_id for r in rows],
+        [r.task_id for r in rows],
+        [Vector(r.embedding) for r in rows],
+        limit,
+        rows[0].embedding_model,
+    )
+    found: list[list[tuple[Memory, float]]] = [[] for _ in rows]
+    for r in records:
+        data = dict(r)
+        position, similarity = data.pop("position"), data.pop("similarity")
+        found[position - 1].append((Memory.model_validate(data), float(similarity)))
+    return found
 
 
 async def get_active_by_dedup_keys(conn: asyncpg.Connection, schema: str, keys: list[str]) -> dict[str, Memory]:
@@ -432,6 +474,23 @@ async def window_candidates(
     return _hits(records)
 
 
+async def window_memories(
+    conn: asyncpg.Connection, schema: str, start: datetime, end: datetime, f: MemoryFilter, limit: int
+) -> list[Memory]:
+    """The memories of a time window for a question about that time alone: events first, then the
+    more important, then the later ones."""
+    params = Params(start, end)
+    records = await conn.fetch(
+        f"""SELECT {COLUMNS} FROM {schema}.memories m
+            WHERE coalesce(m.occurred_at, m.created_at) >= $1 AND coalesce(m.occurred_at, m.created_at) < $2
+              AND {where(f, params)}
+            ORDER BY m.type = 'event' DESC, m.importance DESC, coalesce(m.occurred_at, m.created_at) DESC, m.id
+            LIMIT {params.add(limit)}""",
+        *params.values,
+    )
+    return [to_memory(r) for r in records]
+
+
 async def neighbours(
     conn: asyncpg.Connection, schema: str, ids: list[UUID], radius: int, f: MemoryFilter
 ) -> list[tuple[UUID, UUID, int]]:
@@ -477,7 +536,8 @@ async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) 
         await conn.execute("SET LOCAL synchronous_commit = off")
         records = await conn.fetch(
             # Rows are locked in id order, as every multi-row update here does: no deadlocks.
-            f"""UPDATE {schema}.memories m SET access_count = m.access_count + 1, last_accessed_at = now()
+            f"""UPDATE {schema}.memories m
+                SET access_count = m.access_count + 1, last_accessed_at = now(), reinforced_at = now()
                 FROM (SELECT x.id FROM {schema}.memories x WHERE x.id = ANY($1::uuid[]) ORDER BY x.id FOR UPDATE) s
                 WHERE m.id = s.id RETURNING m.id, m.access_count, m.last_accessed_at""",
             ids,
@@ -521,10 +581,10 @@ async def purgeable(conn: asyncpg.Connection, schema: str, forgotten_before: dat
 
 
 async def active_with_vectors(conn: asyncpg.Connection, schema: str, limit: int) -> list[tuple[Memory, np.ndarray]]:
-    """The most recently used active long-term memories, with their vectors."""
+    """The most recently used active long-term facts, with their vectors."""
     records = await conn.fetch(
         f"""SELECT {COLUMNS}, m.embedding FROM {schema}.memories m
-            WHERE m.status = 'active' AND m.layer = 'long_term'
+            WHERE m.status = 'active' AND m.layer = 'long_term' AND m.kind = 'fact'
             ORDER BY coalesce(m.last_accessed_at, m.created_at) DESC LIMIT $1""",
         limit,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import asyncpg
 
 
@@ -43,3 +45,12 @@ async def key_is_valid(conn: asyncpg.Connection, schema: str, key_hash: str) -> 
             key_hash,
         )
     )
+
+
+async def lifecycle_ran_at(conn: asyncpg.Connection, schema: str) -> datetime | None:
+    """When the scheduled forgetting last ran for the tenant."""
+    return await conn.fetchval(f"SELECT lifecycle_ran_at FROM {schema}.meta")
+
+
+async def record_lifecycle_run(conn: asyncpg.Connection, schema: str, at: datetime) -> None:
+    await conn.execute(f"UPDATE {schema}.meta SET lifecycle_ran_at = $1", at)

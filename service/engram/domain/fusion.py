@@ -1,0 +1,185 @@
+"""How a search candidate's score is made: pure functions, every factor visible in ``explain``.
+
+    relevance = 1 - (1 - w_vector * vector) (1 - w_keyword * keyword) (1 - w_rule * rule) (1 - w_context * context)
+    score     = relevance * time * layer
+
+Each channel gives evidence in [0, 1] (cosine similarity, the share of the query's idf a memory
+holds, the share of the query's identifiers it holds, the relevance its conversation neighbours
+lend it); a weight in [0, 1] says how much full evidence of that channel is worth on its own.
+The relevance is the chance that at least one channel is right (a noisy OR): it is bounded by
+one, grows with every channel's evidence, and a channel that has nothing to say about a memory
+(no shared words, as with a memory in the other language) leaves it where the other channels put
+it instead of pulling it down. So a memory's score never depends on its language except through
+what the channels measure. ``time`` is 1 inside a time the query named and ``outside_window``
+outside it; ``layer`` is the layer's preference. Both are in [0, 1], so the score is too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+FORMULA = (
+    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context); "
+    "score = relevance * time * layer"
+)
+
+
+class Weights(BaseModel):
+    """How much full evidence of each channel is worth on its own (0..1)."""
+
+    vector: float = Field(ge=0, le=1)
+    keyword: float = Field(ge=0, le=1)
+    rule: float = Field(ge=0, le=1)
+    context: float = Field(0.0, ge=0, le=1)
+
+
+class ChannelHit(BaseModel):
+    """One candidate as a channel scored it."""
+
+    id: UUID
+    score: float
+    rank: int
+
+
+class ChannelScores(BaseModel):
+    """A candidate's evidence in each channel, 0..1."""
+
+    vector: float = Field(0.0, description="cosine similarity to the query (below 0 counts as 0)")
+    keyword: float = Field(0.0, description="share of the query's idf the memory holds")
+    rule: float = Field(0.0, description="share of the query's identifiers the memory holds")
+    context: float = Field(0.0, description="best relevance among its conversation neighbours, divided by distance")
+
+
+class FusedHit(BaseModel):
+    id: UUID
+    score: float = Field(description="relevance x time x layer, 0..1")
+    relevance: float = Field(description="the channels' noisy OR, 0..1")
+    channels: ChannelScores
+    time: float = Field(1.0, description="1 inside the time the query named, less outside it")
+    layer: float = Field(1.0, description="the preference of the memory's layer")
+
+
+@dataclass(frozen=True)
+class Link:
+    """``neighbour`` was written ``distance`` places from ``anchor`` in the same conversation."""
+
+    anchor: UUID
+    neighbour: UUID
+    distance: int
+
+
+def clip(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def relevance(channels: ChannelScores, weights: Weights) -> float:
+    missed = 1.0
+    for weight, evidence in (
+        (weights.vector, channels.vector),
+        (weights.keyword, channels.keyword),
+        (weights.rule, channels.rule),
+        (weights.context, channels.context),
+    ):
+        missed *= 1.0 - clip(weight) * clip(evidence)
+    return 1.0 - missed
+
+
+def score_of(hit: FusedHit) -> float:
+    """The score as explain states it: reproducible from the hit's own fields."""
+    return round(hit.relevance * hit.time * hit.layer, 6)
+
+
+def _scored(hit: FusedHit, weights: Weights, **changes: object) -> FusedHit:
+    updated = hit.model_copy(update=changes)
+    updated.relevance = round(relevance(updated.channels, weights), 6)
+    updated.score = score_of(updated)
+    return updated
+
+
+def best_first(hits: Iterable[FusedHit]) -> list[FusedHit]:
+    return sorted(hits, key=lambda h: (-h.score, str(h.id)))
+
+
+def fuse(
+    vector_similarity: dict[UUID, float],
+    keyword: list[ChannelHit],
+    rule: list[ChannelHit],
+    weights: Weights,
+) -> list[FusedHit]:
+    """Every candidate of any channel with its evidence and relevance, best first. The vector
+    evidence is known for every candidate (its exact cosine), not only for the vector channel's own."""
+    keyword_of = {h.id: clip(h.score) for h in keyword}
+    rule_of = {h.id: clip(h.score) for h in rule}
+    fused = []
+    for memory_id in {*vector_similarity, *keyword_of, *rule_of}:
+        channels = ChannelScores(
+            vector=round(clip(vector_similarity.get(memory_id, 0.0)), 6),
+            keyword=round(keyword_of.get(memory_id, 0.0), 6),
+            rule=round(rule_of.get(memory_id, 0.0), 6),
+        )
+        fused.append(_scored(FusedHit(id=memory_id, score=0.0, relevance=0.0, channels=channels), weights))
+    return best_first(fused)
+
+
+def add_context(fused: list[FusedHit], links: list[Link], weights: Weights) -> list[FusedHit]:
+    """The answer to a question is often the turn after the one that shares its words: a memory
+    next to a relevant one in the same conversation gets its neighbour's relevance, divided by
+    their distance, as context evidence. Lent from the channels' own relevance, so context does
+    not echo back and forth between neighbours."""
+    own = {h.id: h.relevance for h in fused}
+    lent: dict[UUID, float] = {}
+    for link in links:
+        value = own.get(link.anchor, 0.0) / link.distance
+        lent[link.neighbour] = max(lent.get(link.neighbour, 0.0), value)
+    out = []
+    for h in fused:
+        context = round(lent.get(h.id, 0.0), 6)
+        channels = h.channels.model_copy(update={"context": context})
+        out.append(_scored(h, weights, channels=channels) if context else h)
+    return best_first(out)
+
+
+def in_time(fused: list[FusedHit], inside: set[UUID], outside_factor: float, weights: Weights) -> list[FusedHit]:
+    """The query named a time: memories of other times keep ``outside_factor`` of their score, so a
+    memory of that time comes first among equally good matches, and an irrelevant one of that time
+    does not jump ahead of a relevant one (a window is evidence, not a filter)."""
+    factor = clip(outside_factor)
+    return best_first(h if h.id in inside else _scored(h, weights, time=factor) for h in fused)
+
+
+def prefer_layers(fused: list[FusedHit], layers: dict[UUID, str], preference: dict[str, float]) -> list[FusedHit]:
+    """Each score times its layer's preference (0..1); hits without a known layer are dropped."""
+    out = []
+    for h in fused:
+        if h.id not in layers:
+            continue
+        layer = clip(preference.get(layers[h.id], 1.0))
+        out.append(h.model_copy(update={"layer": layer, "score": round(h.relevance * h.time * layer, 6)}))
+    return best_first(out)
+
+
+def cut(fused: list[FusedHit], ratio: float, floor: float = 0.0) -> list[FusedHit]:
+    """Drop hits far weaker than the best one (below ``ratio`` of its score) and any under an
+    absolute ``floor`` (0 by default). Relative, so a question whose best evidence is weak still
+    gets its best answers back, and one with a clear answer does not get noise padded after it."""
+    if not fused:
+        return []
+    best = max(h.score for h in fused)
+    return [h for h in fused if h.score > 0 and h.score >= floor and h.score >= ratio * best]
+
+
+def latest_first(fused: list[FusedHit], times: dict[UUID, datetime], ratio: float) -> list[FusedHit]:
+    """ "上次", "last time": among the matches (a score within ``ratio`` of the best), the one that
+    happened last comes first; the rest follow by score."""
+    if not fused:
+        return []
+    best = max(h.score for h in fused)
+    matches = [h for h in fused if h.score >= ratio * best and h.id in times]
+    matches.sort(key=lambda h: (times[h.id], h.score), reverse=True)
+    chosen = {h.id for h in matches}
+    return matches + [h for h in fused if h.id not in chosen]
