@@ -16,6 +16,7 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks.corpus import contents
+from engram.domain.models import Kind
 from engram.runtime import Engram
 from engram.services.writes import derived_columns
 from engram.store.schema import TenantContext
@@ -58,24 +59,26 @@ async def grow(
                 base = pool[template][rng.randrange(len(pool[template]))]
                 noisy = base + noise.normal(0, NOISE, base.shape)
                 vector = (noisy / np.linalg.norm(noisy)).astype(np.float32)
-                c = derived_columns(content, "long_term", None, vector, model)
-                records.append((content, c["language"], c["dedup_key"], c["identifiers"], c["search_tokens"], vector))
+                c = derived_columns(content, Kind.fact, "long_term", None, vector, model)
+                records.append(
+                    (content, c["language"], c["dedup_key"], c["identifiers"], c["search_tokens"], vector, c["slot"])
+                )
             async with conn.transaction():
                 await conn.execute(
                     f"""CREATE TEMP TABLE staging (content text, language text, dedup_key text, identifiers text[],
-                        search_tokens text, embedding vector({ctx.embedding_dim})) ON COMMIT DROP"""
+                        search_tokens text, embedding vector({ctx.embedding_dim}), slot text) ON COMMIT DROP"""
                 )
                 await conn.copy_records_to_table(
                     "staging",
                     records=records,
-                    columns=["content", "language", "dedup_key", "identifiers", "search_tokens", "embedding"],
+                    columns=["content", "language", "dedup_key", "identifiers", "search_tokens", "embedding", "slot"],
                     timeout=LONG,
                 )
                 await conn.execute(
                     f"""INSERT INTO {schema}.memories (content, type, layer, language, dedup_key, identifiers,
-                            search_tokens, embedding, embedding_model, importance)
+                            search_tokens, embedding, embedding_model, importance, slot)
                         SELECT content, 'fact', 'long_term', language, dedup_key, identifiers,
-                               search_tokens::tsvector, embedding, $1, 0.5 FROM staging
+                               search_tokens::tsvector, embedding, $1, 0.5, slot FROM staging
                         ON CONFLICT DO NOTHING""",
                     model,
                     timeout=LONG,

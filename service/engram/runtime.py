@@ -130,7 +130,13 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         writes=writes,
         memories=memories,
         search=SearchService(
-            pool, embedders, cache, settings.retrieval, settings.lifecycle.layer_weights, build_rewriter(settings)
+            pool,
+            embedders,
+            cache,
+            settings.retrieval,
+            settings.lifecycle.layer_weights,
+            build_rewriter(settings),
+            noise_of=lambda model: thresholds(model).noise,
         ),
         judge=judge,
         ingest=IngestService(writes, judge),
@@ -150,6 +156,7 @@ def thresholds_for(settings: Settings, model: str) -> Thresholds:
     return Thresholds(
         touch=lifecycle.touch_threshold if lifecycle.touch_threshold is not None else calibrated.touch,
         judge=lifecycle.judge_threshold if lifecycle.judge_threshold is not None else calibrated.judge,
+        noise=calibrated.noise,
     )
 
 

@@ -27,10 +27,10 @@ class RetrievalSettings(BaseModel):
     default_top_k: int = Field(5, ge=1)
     max_top_k: int = Field(50, ge=1)
     hnsw_ef_search: int = Field(64, ge=10, le=1000)
-    # No absolute floor by default: a question whose best evidence is weak still gets its best
-    # answers. Hits far weaker than the best one are dropped instead, so a clear answer does not
-    # come with noise padded after it.
-    cut_ratio: float = Field(0.3, ge=0, le=1, description="hits under this share of the best score are dropped")
+    # A hit needs evidence (a shared word or identifier, or a centred cosine above the embedding
+    # model's noise level); beyond that the best top_k come back with their scores and the caller
+    # judges. No floor or cut by default: either can starve a question whose answer is stored.
+    cut_ratio: float = Field(0.0, ge=0, le=1, description="drop hits under this share of the best score")
     min_score: float = Field(0.0, ge=0, le=1, description="an absolute floor, for callers who want one")
     # With an LLM configured: long or conversational queries are rewritten into a search query.
     rewrite: bool = True

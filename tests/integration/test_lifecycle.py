@@ -21,13 +21,14 @@ async def age(engram, ctx, memory_id, days: float) -> None:
     async with engram.pool.acquire() as conn:
         await conn.execute(
             f"""UPDATE {ctx.schema}.memories SET created_at = created_at - make_interval(days => $2),
-                last_accessed_at = last_accessed_at - make_interval(days => $2) WHERE id = $1""",
+                last_accessed_at = last_accessed_at - make_interval(days => $2),
+                reinforced_at = reinforced_at - make_interval(days => $2) WHERE id = $1""",
             memory_id,
             days,
         )
 
 
-async def test_said_three_times_is_one_memory_accessed_three_times(engram, tenant):
+async def test_said_three_times_is_one_memory_mentioned_three_times(engram, tenant):
     ctx, _ = tenant
     outcomes = []
     for _ in range(3):
@@ -35,7 +36,8 @@ async def test_said_three_times_is_one_memory_accessed_three_times(engram, tenan
         outcomes += [r.outcome for r in result.results]
     assert outcomes == [WriteOutcome.created, WriteOutcome.duplicate, WriteOutcome.duplicate]
     [memory] = await memories_of(engram, ctx)
-    assert memory.content == "我喜欢喝美式" and memory.access_count == 3 and memory.type == "preference"
+    assert memory.content == "我喜欢喝美式" and memory.mentions == 3 and memory.type == "preference"
+    assert memory.access_count == 0  # stated three times, never yet returned to an agent
     assert [e.event for e in await engram.memories.history(ctx, memory.id)] == ["written", "touched", "touched"]
 
 
@@ -61,7 +63,7 @@ async def test_a_detail_is_merged_into_the_existing_memory(engram, tenant):
     first = (await engram.writes.write(ctx, NewMemory(content="I like americano"))).memory
     merged = await engram.writes.write(ctx, NewMemory(content="I like americano without sugar"))
     assert merged.outcome == WriteOutcome.merged and merged.memory.id == first.id
-    assert merged.memory.content == "I like americano without sugar" and merged.memory.access_count == 2
+    assert merged.memory.content == "I like americano without sugar" and merged.memory.mentions == 2
     events = await engram.memories.history(ctx, first.id)
     assert events[-1].event == "merged" and events[-1].details["previous_content"] == "I like americano"
     hits = (await engram.search.search(ctx, SearchRequest(query="sugar"))).hits
@@ -81,7 +83,7 @@ async def test_concurrent_writers_of_one_fact_in_other_words_leave_one_memory(en
     results = await asyncio.gather(*(engram.writes.write(ctx, NewMemory(content=w)) for w in wordings))
     assert len({r.memory.id for r in results}) == 1
     [memory] = await memories_of(engram, ctx)
-    assert memory.access_count == 8
+    assert memory.mentions == 8
 
 
 async def test_a_batch_deduplicates_within_itself(engram, tenant):
@@ -166,12 +168,15 @@ async def test_search_blends_layers_with_a_preference(engram, tenant):
 
 async def test_consolidation_merges_redundancy_left_by_loose_writes(engram, tenant, settings, bootstrapped):
     ctx, _ = tenant
-    # A service with near-duplicate detection all but off lets the redundancy in.
+    # A service with near-duplicate detection all but off, over memories written before slots
+    # existed, lets the redundancy in.
     loose = settings.model_copy(
         update={"lifecycle": LifecycleSettings(touch_threshold=0.999, judge_threshold=0.999, scheduler_enabled=False)}
     )
     async with engram_session(loose, bootstrapped) as careless:
         a = (await careless.writes.write(ctx, NewMemory(content="I like coffee"))).memory
+        async with engram.pool.acquire() as conn:
+            await conn.execute(f"UPDATE {ctx.schema}.memories SET slot = NULL")
         b = (await careless.writes.write(ctx, NewMemory(content="I really like coffee"))).memory
         await careless.writes.write(ctx, NewMemory(content="My flight is CA981"))
     preview = await engram.consolidation.run(ctx, dry_run=True)
@@ -180,7 +185,7 @@ async def test_consolidation_merges_redundancy_left_by_loose_writes(engram, tena
     [pair] = report.merged
     assert {pair.kept, pair.superseded} == {a.id, b.id} and report.derived == []  # rules derive nothing
     kept = await engram.memories.get(ctx, pair.kept)
-    assert kept.access_count == 2 and (await engram.memories.get(ctx, pair.superseded)).superseded_by == kept.id
+    assert kept.mentions == 2 and (await engram.memories.get(ctx, pair.superseded)).superseded_by == kept.id
     assert len(await memories_of(engram, ctx)) == 2
 
 

@@ -115,7 +115,9 @@ async def test_consolidation_derives_a_linked_higher_level_memory(llm_engram, en
 
 
 async def test_forgetting_asks_the_model_for_the_final_word(llm_engram, llm, llm_tenant):
-    memory = (await llm_engram.writes.write(llm_tenant, NewMemory(content="I am learning Esperanto"))).memory
+    memory = (
+        await llm_engram.writes.write(llm_tenant, NewMemory(content="Went to an Esperanto meetup", type="event"))
+    ).memory
     llm.script.reply_json({"forget": False, "reason": "a lasting interest"})
     report = await llm_engram.forgetting.run(llm_tenant, now=datetime.now(UTC) + timedelta(days=120))
     assert [(c.memory.id, c.forget) for c in report.candidates] == [(memory.id, False)]

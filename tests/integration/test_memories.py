@@ -21,7 +21,8 @@ async def test_write_computes_language_and_identifiers_and_history(engram, tenan
     assert result.outcome == WriteOutcome.created
     assert memory.content == "用户的订单12345延误了"
     assert memory.language == "zh" and memory.embedding_model == "use-multilingual-v3"
-    assert memory.status == Status.active and memory.access_count == 1  # writing it is its first use
+    assert memory.status == Status.active and memory.mentions == 1
+    assert memory.access_count == 0 and memory.last_accessed_at is None  # not yet returned to an agent
     events = await engram.memories.history(ctx, memory.id)
     assert [(e.event, e.actor, e.content) for e in events] == [("written", "test", memory.content)]
 

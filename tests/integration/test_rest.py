@@ -37,7 +37,11 @@ async def test_write_search_get_forget_restore_purge(api):
     assert body["hits"][0]["memory"]["id"] == memory["id"]
     assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule", "context", "time"}
 
-    assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 3  # 2 writes, 1 hit
+    # Explaining is not a use; stating it twice is two mentions.
+    stored = (await client.get(f"{base}/memories/{memory['id']}")).json()
+    assert (stored["mentions"], stored["access_count"]) == (2, 0)
+    await client.post(f"{base}/search", json={"query": "顺丰"})
+    assert (await client.get(f"{base}/memories/{memory['id']}")).json()["access_count"] == 1
     forgotten = await client.post(f"{base}/memories/{memory['id']}/forget", json={"reason": "asked"})
     assert forgotten.json()["status"] == "forgotten"
     listed = await client.get(f"{base}/memories", params={"status": "forgotten"})
@@ -109,16 +113,16 @@ async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):
 async def test_remember_close_forgetting_and_consolidation_endpoints(api):
     client, name, _ = api
     base = f"/t/{name}/v1"
-    remembered = await client.post(
-        f"{base}/remember", json={"user": "你好！我对花生过敏。提醒我明天买牛奶", "session_id": "s-9"}
-    )
+    turn = {"user": "你好！我对花生过敏。提醒我明天买牛奶", "session_id": "s-9", "now": "2026-12-03T09:00:00+08:00"}
+    remembered = await client.post(f"{base}/remember", json=turn)
     assert remembered.status_code == 200
     body = remembered.json()
     assert body["judge"] == "rules" and body["judgement"]["should_write"]
     assert [(r["memory"]["content"], r["memory"]["type"]) for r in body["results"]] == [
         ("我对花生过敏", "preference"),
-        ("提醒我明天买牛奶", "task"),
+        ("提醒我2026年12月4日买牛奶", "task"),  # "明天" from when it was said
     ]
+    assert body["results"][1]["memory"]["occurred_at"].startswith("2026-12-04")
     note = {"content": "We are comparing two laptops", "layer": "session", "session_id": "s-9"}
     await client.post(f"{base}/memories", json=note)
     closed = await client.post(f"{base}/sessions/s-9/close")

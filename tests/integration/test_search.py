@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
+from engram.domain.fusion import relevance
 from engram.domain.models import Layer, MemoryFilter, MemoryType, NewMemory, Status
 from engram.domain.search import Channel, SearchRequest
 
@@ -62,7 +63,11 @@ async def test_explain_lists_every_channel_and_the_fused_ranking(engram, tenant)
     assert len(e.candidates[Channel.vector]) == len(FACTS)
     assert [h.rank for h in e.candidates[Channel.vector]] == list(range(1, len(FACTS) + 1))
     assert [f.id for f in e.fused[:3]] == [h.memory.id for h in result.hits]
-    assert e.weights.vector == 0.2 and e.weights.keyword == 0.6 and e.weights.rule == 0.2
+    assert e.weights == engram.settings.retrieval.weights()
+    for fused in e.fused:  # every score can be recomputed from what explain shows
+        assert 0 <= fused.score <= 1
+        assert fused.relevance == round(relevance(fused.channels, e.weights), 6)
+        assert fused.score == round(fused.relevance * fused.time * fused.layer, 6)
     assert {"coffe", "order", "12345"} <= set(e.query_tokens)  # stemmed
     assert set(e.token_idf) == set(e.query_tokens)
     assert e.token_idf["12345"] > e.token_idf["order"]  # 12345 is in one memory, "order" in two
@@ -84,7 +89,8 @@ async def test_filters_and_top_k(engram, tenant):
         ctx, SearchRequest(query="invoice", filter=MemoryFilter(types=[MemoryType.task]))
     )
     assert [h.memory.type for h in tasks.hits] == [MemoryType.task]
-    assert len((await engram.search.search(ctx, SearchRequest(query="user"))).hits) == 5
+    await engram.writes.write_batch(ctx, [NewMemory(content=f"note {i} about the user") for i in range(8)])
+    assert len((await engram.search.search(ctx, SearchRequest(query="note about the user"))).hits) == 5
     future = datetime.now(UTC) + timedelta(days=1)
     none = await engram.search.search(ctx, SearchRequest(query="user", filter=MemoryFilter(created_after=future)))
     assert none.hits == []
@@ -92,8 +98,10 @@ async def test_filters_and_top_k(engram, tenant):
 
 async def test_top_k_is_capped(engram, tenant):
     ctx, _ = tenant
-    await engram.writes.write_batch(ctx, [NewMemory(content=f"note {i} about the user") for i in range(60)])
-    capped = await engram.search.search(ctx, SearchRequest(query="note about the user", top_k=1000))
+    notes = [NewMemory(content=f"note {i} about the harbour") for i in range(60)]
+    others = [NewMemory(content=f"entry {i} of the diary") for i in range(60)]
+    await engram.writes.write_batch(ctx, notes + others)
+    capped = await engram.search.search(ctx, SearchRequest(query="harbour", top_k=1000))
     assert len(capped.hits) == engram.settings.retrieval.max_top_k == 50
 
 
@@ -122,13 +130,17 @@ async def test_access_statistics_are_updated_for_returned_hits_only(engram, tena
     first = await engram.search.search(ctx, SearchRequest(query="花生过敏", top_k=1))
     second = await engram.search.search(ctx, SearchRequest(query="花生过敏", top_k=1))
     peanut = stored["用户对花生过敏"].id
-    # Writing counts as the first access; each search that returns a memory adds one.
-    assert first.hits[0].memory.id == peanut and first.hits[0].memory.access_count == 2
-    assert second.hits[0].memory.access_count == 3
+    # Only being returned to an agent counts as a use: each search that returns a memory adds one.
+    assert first.hits[0].memory.id == peanut and first.hits[0].memory.access_count == 1
+    assert second.hits[0].memory.access_count == 2
     fetched = await engram.memories.get(ctx, peanut)
-    assert fetched.access_count == 3 and fetched.last_accessed_at > stored["用户对花生过敏"].last_accessed_at
+    assert fetched.access_count == 2 and fetched.last_accessed_at > first.hits[0].memory.created_at
+    assert fetched.reinforced_at >= fetched.last_accessed_at
     untouched = await engram.memories.get(ctx, stored["用户偏好顺丰快递"].id)
-    assert untouched.access_count == 1 and untouched.last_accessed_at == stored["用户偏好顺丰快递"].last_accessed_at
+    assert untouched.access_count == 0 and untouched.last_accessed_at is None
+    explained = await engram.search.search(ctx, SearchRequest(query="花生过敏", top_k=1, explain=True))
+    assert explained.hits[0].memory.access_count == 2  # explaining is debugging, not a use
+    assert (await engram.memories.get(ctx, peanut)).access_count == 2
 
 
 async def test_query_embeddings_are_cached(engram, tenant):

@@ -12,6 +12,7 @@ from engram.domain.fusion import (
     ChannelScores,
     FusedHit,
     Link,
+    Similarity,
     Weights,
     add_context,
     cut,
@@ -37,9 +38,14 @@ def hit(memory_id, value=1.0):
     return ChannelHit(id=memory_id, score=value, rank=1)
 
 
+def sims(cosines):
+    """Raw and centred cosine alike (a tenant too small to centre)."""
+    return {k: Similarity(v, v) for k, v in cosines.items()}
+
+
 def test_the_channels_combine_as_a_noisy_or():
     a, b = ids(2)
-    fused = {h.id: h for h in fuse({a: 0.8, b: 0.4}, [hit(b, 0.9), hit(a, 0.5)], [hit(b)], W)}
+    fused = {h.id: h for h in fuse(sims({a: 0.8, b: 0.4}), [hit(b, 0.9), hit(a, 0.5)], [hit(b)], W)}
     assert fused[a].relevance == round(1 - (1 - 0.5 * 0.8) * (1 - 0.7 * 0.5), 6)
     assert fused[b].relevance == round(1 - (1 - 0.5 * 0.4) * (1 - 0.7 * 0.9) * (1 - 0.9), 6)
     assert fused[a].channels.keyword == 0.5  # absolute scale: not stretched to the best hit
@@ -49,26 +55,26 @@ def test_a_memory_sharing_no_words_is_not_pulled_down():
     # The translation (no shared words: a Chinese query, an English memory) and a same-language
     # paraphrase sharing no words score alike: only what the channels measure counts.
     translation, paraphrase, sharing = ids(3)
-    fused = {h.id: h for h in fuse({translation: 0.6, paraphrase: 0.6, sharing: 0.6}, [hit(sharing, 0.2)], [], W)}
+    fused = {h.id: h for h in fuse(sims({translation: 0.6, paraphrase: 0.6, sharing: 0.6}), [hit(sharing, 0.2)], [], W)}
     assert fused[translation].score == fused[paraphrase].score == round(0.5 * 0.6, 6)
     assert fused[sharing].score > fused[paraphrase].score
 
 
 def test_one_strong_channel_is_enough():
     order, chatter = ids(2)
-    fused = fuse({order: 0.1, chatter: 0.5}, [], [hit(order)], W)
+    fused = fuse(sims({order: 0.1, chatter: 0.5}), [], [hit(order)], W)
     assert fused[0].id == order and fused[0].score >= 0.9
 
 
 def test_negative_cosine_counts_as_no_evidence():
     a = ids(1)[0]
-    [h] = fuse({a: -0.3}, [], [], W)
+    [h] = fuse(sims({a: -0.3}), [], [], W)
     assert h.score == 0 and h.channels.vector == 0
 
 
 def test_context_lends_a_neighbour_relevance_divided_by_distance():
     anchor, next_turn, two_away, stranger = ids(4)
-    fused = fuse({anchor: 0.9, next_turn: 0.2, two_away: 0.2, stranger: 0.3}, [hit(anchor)], [], W)
+    fused = fuse(sims({anchor: 0.9, next_turn: 0.2, two_away: 0.2, stranger: 0.3}), [hit(anchor)], [], W)
     links = [Link(anchor, next_turn, 1), Link(anchor, two_away, 2), Link(next_turn, anchor, 1)]
     lifted = {h.id: h for h in add_context(fused, links, W)}
     anchor_relevance = next(h.relevance for h in fused if h.id == anchor)
@@ -82,7 +88,7 @@ def test_context_lends_a_neighbour_relevance_divided_by_distance():
 
 def test_a_named_time_keeps_other_times_behind_without_promoting_the_irrelevant():
     relevant_then, relevant_other_time, irrelevant_then = ids(3)
-    fused = fuse({relevant_then: 0.6, relevant_other_time: 0.7, irrelevant_then: 0.1}, [], [], W)
+    fused = fuse(sims({relevant_then: 0.6, relevant_other_time: 0.7, irrelevant_then: 0.1}), [], [], W)
     ranked = in_time(fused, {relevant_then, irrelevant_then}, 0.5, W)
     assert [h.id for h in ranked] == [relevant_then, relevant_other_time, irrelevant_then]
     assert next(h for h in ranked if h.id == relevant_other_time).time == 0.5
@@ -90,7 +96,7 @@ def test_a_named_time_keeps_other_times_behind_without_promoting_the_irrelevant(
 
 def test_the_cut_is_relative_to_the_best_hit():
     strong, fair, weak = ids(3)
-    fused = fuse({strong: 0.8, fair: 0.4, weak: 0.1}, [], [], W)
+    fused = fuse(sims({strong: 0.8, fair: 0.4, weak: 0.1}), [], [], W)
     assert [h.id for h in cut(fused, 0.3)] == [strong, fair]
     assert cut([], 0.3) == []
 
@@ -99,12 +105,12 @@ def test_a_question_with_only_weak_evidence_still_gets_its_best_answer():
     # "what does the user drink" over "I switched from coffee to tea" (cosine 0.29): an absolute
     # floor returned nothing; the relative cut returns the best there is.
     answer = ids(1)[0]
-    assert [h.id for h in cut(fuse({answer: 0.29}, [], [], W), 0.3)] == [answer]
+    assert [h.id for h in cut(fuse(sims({answer: 0.29}), [], [], W), 0.3)] == [answer]
 
 
 def test_last_time_puts_the_latest_match_first():
     older_better, newer, unrelated_newest = ids(3)
-    fused = fuse({older_better: 0.9, newer: 0.8, unrelated_newest: 0.1}, [], [], W)
+    fused = fuse(sims({older_better: 0.9, newer: 0.8, unrelated_newest: 0.1}), [], [], W)
     t = datetime(2026, 1, 1, tzinfo=UTC)
     times = {older_better: t, newer: t + timedelta(days=30), unrelated_newest: t + timedelta(days=60)}
     assert [h.id for h in latest_first(fused, times, 0.7)] == [newer, older_better, unrelated_newest]
@@ -116,7 +122,7 @@ def test_last_time_puts_the_latest_match_first():
 @given(weights, st.lists(st.tuples(any_score, any_score, any_score), min_size=1, max_size=8), unit, unit)
 def test_every_score_is_in_0_1_and_reproducible_from_its_factors(w, evidence, outside, layer_weight):
     memory_ids = ids(len(evidence))
-    similarity = {i: e[0] for i, e in zip(memory_ids, evidence, strict=True)}
+    similarity = {i: Similarity(e[0], e[0]) for i, e in zip(memory_ids, evidence, strict=True)}
     keyword = [hit(i, e[1]) for i, e in zip(memory_ids, evidence, strict=True)]
     rule = [hit(i, e[2]) for i, e in zip(memory_ids, evidence, strict=True)]
     fused = fuse(similarity, keyword, rule, w)
@@ -143,25 +149,27 @@ def test_more_evidence_in_any_channel_never_lowers_the_score(w, evidence, channe
 def test_a_same_language_paraphrase_never_ranks_below_its_translation(w, cosine, shared_words):
     # Same cosine; the paraphrase may share words with the query, the translation cannot.
     translation, paraphrase = ids(2)
-    fused = {h.id: h for h in fuse({translation: cosine, paraphrase: cosine}, [hit(paraphrase, shared_words)], [], w)}
+    fused = {
+        h.id: h for h in fuse(sims({translation: cosine, paraphrase: cosine}), [hit(paraphrase, shared_words)], [], w)
+    }
     assert fused[paraphrase].score >= fused[translation].score
 
 
 @given(st.lists(st.floats(0.0001, 1), min_size=1, max_size=20), unit)
 def test_the_cut_never_empties_an_answer_and_always_keeps_the_best(similarities, ratio):
     memory_ids = ids(len(similarities))
-    fused = fuse(dict(zip(memory_ids, similarities, strict=True)), [], [], W)
+    fused = fuse(sims(dict(zip(memory_ids, similarities, strict=True))), [], [], W)
     kept = cut(fused, ratio)
     assert kept and kept[0].id == fused[0].id
 
 
 def test_hits_without_a_known_layer_are_dropped():
     a, b = ids(2)
-    fused = fuse({a: 0.5, b: 0.5}, [], [], W)
+    fused = fuse(sims({a: 0.5, b: 0.5}), [], [], W)
     assert [h.id for h in prefer_layers(fused, {a: "long_term"}, {"long_term": 1.0})] == [a]
 
 
 def test_fused_hit_round_trips_through_json():
     a = ids(1)[0]
-    [h] = fuse({a: 0.5}, [hit(a, 0.5)], [], W)
+    [h] = fuse(sims({a: 0.5}), [hit(a, 0.5)], [], W)
     assert FusedHit.model_validate_json(h.model_dump_json()) == h

@@ -2,7 +2,9 @@ from engram.domain.keyword import MATCH_BUDGET, KeywordQuery, TokenStatistics, i
 
 
 def test_rare_tokens_weigh_more_and_absent_tokens_most():
-    assert idf(100, 0) > idf(100, 1) > idf(100, 50) > idf(100, 100) > 0
+    assert idf(100, 0) > idf(100, 1) > idf(100, 40) > 0
+    assert idf(100, 60) == idf(100, 100) == 0  # in most memories: no evidence at all
+    assert idf(1, 1) > 0  # the words of a new tenant's only memory still count
 
 
 def test_candidates_come_from_the_rarest_tokens_within_the_budget():

@@ -1,6 +1,6 @@
 import pytest
 
-from engram.domain.judgement import Relation, Turn
+from engram.domain.judgement import Turn
 from engram.domain.models import Layer, MemoryType
 from engram.judge.rules import RuleJudge, sentences
 

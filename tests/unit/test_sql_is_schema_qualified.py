@@ -16,7 +16,19 @@ TABLE_REF = re.compile(
     re.IGNORECASE,
 )
 # Words that may follow those keywords without being a table.
-NOT_TABLES = {"conflict", "delete", "update", "commit", "select", "unnest", "lateral", "of", "set"}  # "DO UPDATE SET"
+NOT_TABLES = {
+    "conflict",
+    "delete",
+    "update",
+    "commit",
+    "select",
+    "unnest",
+    "lateral",
+    "of",
+    "set",
+    "as",
+    "on",
+}  # "DO UPDATE SET"
 # Case-sensitive: SQL here is written in upper case, prose ("Update a memory") is not.
 SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH|DROP)\b")
 
@@ -41,11 +53,14 @@ def sql_strings():
 
 
 CTE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*(\w+)\s*(?:\([^)]*\))?\s+AS\s*\(", re.IGNORECASE)
+# A statement trigger's transition tables are the trigger's own relations, not the schema's.
+TRANSITION = re.compile(r"\b(?:NEW|OLD)\s+TABLE\s+AS\s+(\w+)", re.IGNORECASE)
 
 
 def unqualified(text: str) -> list[str]:
     found = []
     ctes = {name.lower() for name in CTE.findall(text)}  # a WITH query's own names are not tables
+    ctes |= {name.lower() for name in TRANSITION.findall(text)}
     for match in TABLE_REF.finditer(text):
         name = match.group(1)
         if name.lower() in NOT_TABLES | ctes or name.startswith("("):

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import app, command, with_engram
-from engram.evaluation import datasets, report, tuning
+from engram.evaluation import datasets, lifecycle, report, tuning
 from engram.evaluation.runner import CHANNELS_ALONE, FULL, Run, evaluate
 from engram.runtime import Engram
 from engram.settings import Settings
@@ -28,10 +28,21 @@ def eval_command(
     out: Annotated[Path, typer.Option(help="folder for results.json and results.md")] = Path(".state/eval"),
     channels: Annotated[bool, typer.Option(help="also score each channel alone and BM25")] = True,
     grid: Annotated[bool, typer.Option(help="grid-search fusion weights and candidates (use --split dev)")] = False,
+    lifecycle_set: Annotated[
+        bool,
+        typer.Option(
+            "--lifecycle",
+            help="instead: the labelled write sequences (tests/data/lifecycle.jsonl), split calibration|heldout|all",
+        ),
+    ] = False,
 ) -> None:
     """Write each benchmark through the real write path into throwaway tenants, search every
-    question through the real search path, print recall@5/10, NDCG@10 and MRR."""
+    question through the real search path, print recall@5/10, NDCG@10 and MRR. With --lifecycle:
+    write labelled sequences of statements and score what stays active (stale, lost, duplicates)."""
     settings = Settings()
+    if lifecycle_set:
+        _lifecycle(settings, own_data, {"dev": "calibration", "test": "heldout"}.get(split, split), out)
+        return
     names = benchmark or [*datasets.LOADERS, *datasets.OWN]
     corpora = [datasets.load(name, data_dir, own_data).select(split) for name in names]
     systems = tuning.grid_systems() if grid else [FULL, *(CHANNELS_ALONE if channels else [])]
@@ -54,4 +65,18 @@ def eval_command(
     (out / "results.json").write_text(json.dumps(report.as_json(runs, used), indent=2))
     markdown = report.as_markdown(runs)
     (out / "results.md").write_text(markdown)
+    typer.echo(markdown)
+
+
+def _lifecycle(settings: Settings, own_data: Path, split: str, out: Path) -> None:
+    cases = lifecycle.select(lifecycle.load_cases(own_data / "lifecycle.jsonl"), split)
+
+    async def run(engram: Engram) -> list[lifecycle.Outcome]:
+        return await lifecycle.evaluate_cases(engram, cases, progress=lambda line: typer.echo(line, err=True))
+
+    outcomes = with_engram(settings, run)
+    judge = f"LLM judge ({settings.llm.model})" if settings.llm.model else "rule judge"
+    markdown = lifecycle.as_markdown(outcomes, f"lifecycle, {split} split, {judge}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"lifecycle-{split}.md").write_text(markdown + "\n")
     typer.echo(markdown)

@@ -43,16 +43,16 @@ _SELF_ZH = re.compile("用户|我们|我")
 # Words that strengthen, hedge or place in time without changing the fact.
 _LIGHT_EN = frozenset(
     query_tokens(
-        "really very so much truly quite absolutely totally definitely super pretty still always usually often "
-        "generally normally typically personally also too just now currently these days nowadays lately recently "
-        "every day morning mornings evening night daily each a lot lots kind sort of enjoy enjoys like likes love "
-        "loves adore prefer prefers fan big huge drinking drink drinks eating eat eats having have has get "
-        "favorite favourite one thing things stuff user"
+        "really very so much truly quite absolutely totally definitely super pretty still also too just now "
+        "currently these days nowadays lately recently a lot lots kind sort of enjoy enjoys like likes love loves "
+        "adore prefer prefers fan big huge drinking drink drinks eating eat eats having have has get "
+        "favorite favourite thing things stuff user"
     )
 )
+# How often ("every morning", "每天") is part of a fact: not light.
 _LIGHT_ZH = re.compile(
-    "现在|目前|平时|平常|一般|通常|每天|天天|经常|常常|总是|一直|都|也|还|很|挺|非常|特别|真的|超级|十分|比较|最近|"
-    "近来|这些天|喜欢|爱|热爱|偏爱|最爱|钟爱|喝|吃|的|了|是|啊|呢|吧|哦|呀|啦|嘛|就|会|要|在|着|过|用户|我们|我"
+    "现在|目前|都|也|还|很|挺|非常|特别|真的|超级|十分|比较|最近|近来|这些天|喜欢|爱|热爱|偏爱|最爱|钟爱|喝|吃|"
+    "的|了|是|啊|呢|吧|哦|呀|啦|嘛|就|会|要|在|着|过|用户|我们|我"
 )
 
 _NEGATION_EN = re.compile(
@@ -66,6 +66,14 @@ _CHANGE = re.compile(
     r"\b(?:switched|switch|switching|changed|change|now prefer|no longer|not anymore|any ?more|instead|moved|"
     r"relocated|from now on|stopped|quit|gave up|gone|these days|nowadays)\b|换成|换了|改成|改喝|改吃|改用|改去|"
     r"不再|现在改|搬到|搬去|搬家|从今天起|以后|戒了|戒掉|不.{1,4}了",
+    re.I,
+)
+# A plan or an intention: true of the future, so it retires nothing now.
+_FUTURE = re.compile(
+    r"\b(?:will|going to|gonna|plan(?:ning)? to|intend(?:ing)? to|about to|thinking (?:of|about)|"
+    r"(?:is|am|are) (?:moving|relocating|switching|changing|starting|quitting)|next (?:week|month|year)|"
+    r"in (?:january|february|march|april|may|june|july|august|september|october|november|december) \d{4})\b"
+    r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会",
     re.I,
 )
 # Where the old value ends and the new one starts in a change ("from coffee to tea", "从咖啡换成了茶").
@@ -202,6 +210,7 @@ class Claim:
     negated: bool = False
     values: frozenset[str] = frozenset()  # concepts, or the value's own words
     change: bool = False
+    future: bool = False  # a plan ("is moving to Shenzhen next month"): it changes nothing yet
     old_values: frozenset[str] = frozenset()
     new_values: frozenset[str] = frozenset()
     content: frozenset[str] = field(default_factory=frozenset)  # value-bearing words, concepts canonical
@@ -345,12 +354,14 @@ def read_claim(text: str) -> Claim:
     negated = bool(_NEGATION_EN.search(lowered) if language == "en" else _NEGATION_ZH.search(lowered))
     change_cue = _CHANGE.search(lowered)
     old, new = _change_values(lowered) if change_cue else (frozenset(), frozenset())
+    future = bool(_FUTURE.search(lowered))
     base = Claim(
         text,
         language,
         "user",
         negated=negated,
-        change=change_cue is not None,
+        change=change_cue is not None and not future,
+        future=future,
         old_values=old,
         new_values=new,
         content=_content(lowered, language),

@@ -1,4 +1,5 @@
-"""Near-duplicate thresholds and the merge decision, shared by writes, consolidation and calibration."""
+"""Similarity thresholds of an embedding model (near duplicates, noise), shared by writes,
+consolidation, calibration and search."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ DISTINCT_EVENTS = timedelta(days=1)
 class Thresholds(BaseModel):
     """Cosine similarities of one embedding model (they do not transfer between models)."""
 
-    touch: float = Field(ge=0, le=1, description="at or above (same numbers, no conflict cue): the same fact")
+    touch: float = Field(ge=0, le=1, description="consolidation looks at pairs at or above this")
     judge: float = Field(ge=0, le=1, description="at or above: ask the judge how the two relate")
+    noise: float = Field(
+        0.0, ge=0, lt=1, description="a query and an unrelated memory reach this cosine: no evidence at or below"
+    )
 
 
 def happened_apart(a: datetime | None, b: datetime | None) -> bool:

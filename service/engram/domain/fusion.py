@@ -1,11 +1,13 @@
 """How a search candidate's score is made: pure functions, every factor visible in ``explain``.
 
-    relevance = 1 - (1 - w_vector * vector) (1 - w_keyword * keyword) (1 - w_rule * rule) (1 - w_context * context)
+    relevance = 1 - (1 - wv * vector) (1 - wk * keyword) (1 - wr * rule) (1 - wc * context)
     score     = relevance * time * layer
 
-Each channel gives evidence in [0, 1] (cosine similarity, the share of the query's idf a memory
-holds, the share of the query's identifiers it holds, the relevance its conversation neighbours
-lend it); a weight in [0, 1] says how much full evidence of that channel is worth on its own.
+Each channel gives evidence in [0, 1]: how far the cosine similarity (of query and memory, each
+centred on its language's mean: domain/centring.py) rises above the embedding model's noise
+level, the share of the query's idf a memory holds, the share of the query's identifiers it
+holds, the relevance its conversation neighbours lend it. A weight in [0, 1] says how much full
+evidence of that channel is worth on its own.
 The relevance is the chance that at least one channel is right (a noisy OR): it is bounded by
 one, grows with every channel's evidence, and a channel that has nothing to say about a memory
 (no shared words, as with a memory in the other language) leaves it where the other channels put
@@ -49,7 +51,9 @@ class ChannelHit(BaseModel):
 class ChannelScores(BaseModel):
     """A candidate's evidence in each channel, 0..1."""
 
-    vector: float = Field(0.0, description="cosine similarity to the query (below 0 counts as 0)")
+    vector: float = Field(0.0, description="(centred - noise) / (1 - noise): 0 at or below the model's noise level")
+    centred: float = Field(0.0, description="cosine similarity once query and memory are centred on their languages")
+    cosine: float = Field(0.0, description="the raw cosine similarity to the query")
     keyword: float = Field(0.0, description="share of the query's idf the memory holds")
     rule: float = Field(0.0, description="share of the query's identifiers the memory holds")
     context: float = Field(0.0, description="best relevance among its conversation neighbours, divided by distance")
@@ -105,20 +109,36 @@ def best_first(hits: Iterable[FusedHit]) -> list[FusedHit]:
     return sorted(hits, key=lambda h: (-h.score, str(h.id)))
 
 
+def vector_evidence(centred: float, noise: float) -> float:
+    """How far a (centred) cosine rises above the model's noise level, the cosine an unrelated
+    memory reaches, on 0..1."""
+    return clip((centred - noise) / (1.0 - noise)) if noise < 1 else 0.0
+
+
+@dataclass(frozen=True)
+class Similarity:
+    cosine: float  # raw
+    centred: float  # query and memory centred on their languages' means
+
+
 def fuse(
-    vector_similarity: dict[UUID, float],
+    similarity: dict[UUID, Similarity],
     keyword: list[ChannelHit],
     rule: list[ChannelHit],
     weights: Weights,
+    noise: float = 0.0,
 ) -> list[FusedHit]:
     """Every candidate of any channel with its evidence and relevance, best first. The vector
     evidence is known for every candidate (its exact cosine), not only for the vector channel's own."""
     keyword_of = {h.id: clip(h.score) for h in keyword}
     rule_of = {h.id: clip(h.score) for h in rule}
     fused = []
-    for memory_id in {*vector_similarity, *keyword_of, *rule_of}:
+    for memory_id in {*similarity, *keyword_of, *rule_of}:
+        sim = similarity.get(memory_id, Similarity(0.0, 0.0))
         channels = ChannelScores(
-            vector=round(clip(vector_similarity.get(memory_id, 0.0)), 6),
+            vector=round(vector_evidence(sim.centred, noise), 6),
+            centred=round(sim.centred, 6),
+            cosine=round(sim.cosine, 6),
             keyword=round(keyword_of.get(memory_id, 0.0), 6),
             rule=round(rule_of.get(memory_id, 0.0), 6),
         )
@@ -164,7 +184,8 @@ def prefer_layers(fused: list[FusedHit], layers: dict[UUID, str], preference: di
 
 
 def cut(fused: list[FusedHit], ratio: float, floor: float = 0.0) -> list[FusedHit]:
-    """Drop hits far weaker than the best one (below ``ratio`` of its score) and any under an
+    """Drop hits without evidence (score 0: no shared word or identifier, a cosine at the noise
+    level), hits far weaker than the best one (below ``ratio`` of its score) and any under an
     absolute ``floor`` (0 by default). Relative, so a question whose best evidence is weak still
     gets its best answers back, and one with a clear answer does not get noise padded after it."""
     if not fused:

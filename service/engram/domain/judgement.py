@@ -20,6 +20,9 @@ class Turn(BaseModel):
     session_id: str | None = Field(None, max_length=200)
     task_id: str | None = Field(None, max_length=200)
     occurred_at: datetime | None = None
+    now: datetime | None = Field(
+        None, description="when the turn was said, for 'tomorrow' or '下个月3号' (default: occurred_at, else now)"
+    )
     source: str | None = Field(None, max_length=500)
 
 

@@ -1,10 +1,11 @@
 """IDF weighting for the keyword channel.
 
 A memory's keyword score is the share of the query's information it contains:
-sum of idf over the query tokens it holds / sum of idf over all query tokens. So a match on a
-word most memories share ("用户", "user") counts for little, an absolute scale (0..1) lets the
-score be fused with cosine similarity, and a query whose rare words match nothing gets no
-inflated keyword score (which would drown cross-language vector hits).
+sum of idf over the query tokens it holds / sum of idf over all query tokens. The idf is the
+Robertson-Spärck Jones weight, clamped at 0: a word that half the memories or more contain
+("用户", "user", a speaker's name in a transcript) is no evidence at all, so sharing it lifts no
+memory above one written in the other language. An absolute scale (0..1) lets the score be fused
+with the other channels, and a query whose rare words match nothing gets no inflated keyword score.
 """
 
 from __future__ import annotations
@@ -23,9 +24,16 @@ MATCH_SCAN = 2000
 MAX_QUERY_TOKENS = 64
 
 
+# A tenant is counted as holding this many more memories, none with the query's words: without
+# it a word of the only memory of a new tenant would weigh nothing.
+PRIOR_DOCUMENTS = 10
+
+
 def idf(documents: int, frequency: int) -> float:
-    """BM25's idf: never negative, highest for a token no memory contains."""
-    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+    """Robertson-Spärck Jones, clamped at 0: 0 for a token in (about) half the memories or more,
+    highest for a token no memory contains."""
+    documents += PRIOR_DOCUMENTS
+    return max(0.0, math.log((documents - frequency + 0.5) / (frequency + 0.5)))
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,8 @@ class KeywordQuery:
         tokens, frequencies = tokens[:MAX_QUERY_TOKENS], frequencies[:MAX_QUERY_TOKENS]
         weights = [idf(documents, df) for df in frequencies]
         match, spent = [], 0
-        for df, token in sorted((df, t) for t, df in zip(tokens, frequencies, strict=True) if df > 0):
+        informative = [(df, t) for t, df, w in zip(tokens, frequencies, weights, strict=True) if df > 0 and w > 0]
+        for df, token in sorted(informative):
             if match and spent + df > MATCH_BUDGET:
                 break
             match.append(token)

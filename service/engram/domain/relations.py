@@ -36,14 +36,23 @@ def _reversed_comparison(new: Claim, old: Claim) -> bool:
 
 
 def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
+    if new.future != old.future:  # a plan and a fact of today are two facts
+        return _verdict(Relation.different, "a plan is not what is true today")
     if new.numbers != old.numbers:
-        if new.slot is not None and new.slot == old.slot and new.single:
+        one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
+        if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
         return _verdict(Relation.different, "numbers, ids or dates differ")
     if new.subject != old.subject:
         return _verdict(Relation.different, f"about {new.subject}, not {old.subject}")
     if new.change:
         return _relate_change(new, old)
+    if new.future or old.future:  # a plan and a fact of today are two facts
+        return (
+            _verdict(Relation.same, "the same plan")
+            if new.content == old.content
+            else _verdict(Relation.different, "a plan is not what is true today")
+        )
     if new.slot is not None and new.slot == old.slot:
         return _relate_in_slot(new, old)
     return _relate_by_words(new, old)

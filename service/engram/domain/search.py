@@ -41,6 +41,7 @@ class Explanation(BaseModel):
 
     formula: str = FORMULA
     weights: Weights
+    noise: float = Field(0.0, description="the embedding model's noise level: vector evidence is 0 at or below it")
     outside_window: float = Field(description="the time factor of a memory outside the named time")
     cut_ratio: float = Field(description="hits scoring under this share of the best one are not returned")
     rewritten: str | None = Field(None, description="the search query the LLM made of a long query")

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.domain.models import MemoryType, NewMemory
+from engram.domain.models import Kind, MemoryType, NewMemory
 from engram.domain.search import SearchRequest
 from engram.evaluation.baselines import bm25_ranker
 from engram.evaluation.datasets import EvalCorpus, EvalGroup
 from engram.evaluation.metrics import Scores, by_category
 from engram.judge import build_rewriter
-from engram.runtime import Engram
+from engram.runtime import Engram, thresholds_for
 from engram.services.search import SearchService
 from engram.store import memories as repo
 from engram.store.schema import TenantContext
@@ -56,7 +56,8 @@ def searcher(engram: Engram, system: System) -> SearchService:
     settings = engram.settings.retrieval.model_copy(update={"min_score": 0.0, "cut_ratio": 0.0, **system.overrides})
     rewriter = build_rewriter(engram.settings) if settings.rewrite else None  # only with an LLM configured
     layers = engram.settings.lifecycle.layer_weights
-    return SearchService(engram.pool, engram.embedders, engram.cache, settings, layers, rewriter)
+    noise_of = lambda model: thresholds_for(engram.settings, model).noise  # noqa: E731
+    return SearchService(engram.pool, engram.embedders, engram.cache, settings, layers, rewriter, noise_of)
 
 
 async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> dict[str, str]:
@@ -69,6 +70,7 @@ async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> di
         items = [
             NewMemory(
                 content=m.content,
+                kind=Kind.turn if m.conversation else Kind.fact,  # a conversation's turns are its transcript
                 type=MemoryType.event,
                 occurred_at=m.occurred_at,
                 tags=list(m.tags),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from engram.domain.claims import strip_filler
 from engram.domain.judgement import Fact, ForgetVerdict, MergeVerdict, Turn, TurnJudgement
 from engram.domain.models import Layer, Memory, MemoryType
 from engram.domain.relations import relate_statements
@@ -60,9 +61,30 @@ _HEDGE = re.compile(r"\b(maybe|perhaps|probably|might)\b|也许|可能|大概", 
 _SESSION_SCOPE = re.compile(r"\b(this (conversation|chat|session)|for now)\b|这次|本次|这个对话", re.IGNORECASE)
 
 
+# A clause that starts over with its own subject is a fact of its own: "我喜欢喝咖啡，我老婆喜欢喝茶",
+# "I moved to Berlin and I work at Siemens now".
+_CLAUSE = re.compile(
+    r"[,，;；]\s*(?:and |but |also )?(?=(?:i|i'm|i've|my|we|our|the user|he|she|his|her)\b)"
+    r"|\s+(?:and|but)\s+(?=(?:i|i'm|i've|my|we|our)\b)"
+    r"|[，,；;]\s*(?:而且|并且|还有|但是|但|不过|另外)?(?=我|用户|他|她)",
+    re.IGNORECASE,
+)
+
+
 def sentences(text: str) -> list[str]:
     parts = [p.strip() for p in _SPLIT.split(text)]
     return [p.rstrip("。.；;！!").strip() for p in parts if p and p.strip("。.！？!?；; ")]
+
+
+def statements(text: str) -> list[str]:
+    """The turn's sentences, each cut into clauses that have their own subject, without filler."""
+    out = []
+    for sentence in sentences(text):
+        for clause in _CLAUSE.split(sentence):
+            clause = strip_filler(clause).rstrip("。.；;！!,，").strip()
+            if clause:
+                out.append(clause)
+    return out
 
 
 class RuleJudge(Judge):
@@ -72,7 +94,7 @@ class RuleJudge(Judge):
         text = turn.user.strip()
         if _DO_NOT_REMEMBER.search(text):
             return TurnJudgement(should_write=False, reason="the user asked not to remember this")
-        facts = [fact for s in sentences(text) if (fact := self._fact(s, turn)) is not None]
+        facts = [fact for s in statements(text) if (fact := self._fact(s, turn)) is not None]
         if not facts:
             return TurnJudgement(should_write=False, reason="nothing durable: greeting, question or passing state")
         return TurnJudgement(should_write=True, facts=facts, reason=f"{len(facts)} statement(s) about the user")

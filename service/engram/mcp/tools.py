@@ -21,6 +21,7 @@ from engram.domain.models import (
     BatchWriteResult,
     Closed,
     HistoryEvent,
+    Kind,
     Layer,
     Memory,
     MemoryFilter,
@@ -40,9 +41,23 @@ from engram.store.schema import TenantContext
 
 TENANT_SCOPE_KEY = "engram.tenant"
 
-INSTRUCTIONS = """engram is your long-term memory. Store one atomic fact, preference, event or task per
-write_memory call (not whole conversations). Before answering questions about the user or past work,
-call search_memory. Use forget_memory when the user asks you to forget something or a memory is wrong."""
+INSTRUCTIONS = """engram is your long-term memory of the user.
+
+Writing, use ONE of the two for a given piece of information, never both (that stores it twice):
+- remember: after a user turn, pass what the user said (and your reply). engram picks the durable
+  facts, drops greetings, questions, passing moods and "don't remember this", splits a turn into
+  atomic facts and turns "tomorrow" into a date. The easy default.
+- write_memory: when you have already distilled one atomic fact yourself ("The user prefers tea").
+  Set kind="turn" to keep a transcript line verbatim instead.
+Either way a repeat is counted, not stored twice; a detail is merged; a change ("I switched to tea")
+supersedes every older memory it replaces, which stay in the history.
+
+Reading: call search_memory before answering anything about the user or past work. Time words work
+("last week", "上次", "in May"); a question about a time alone returns that time's memories in order.
+Each hit has a score in [0, 1].
+
+Correcting: forget_memory when the user asks you to forget something or a memory is wrong;
+update_memory to fix one (pinned=true keeps it from ever being forgotten by the schedule)."""
 
 MemoryId = Annotated[UUID, Field(description="id of the memory")]
 
@@ -103,6 +118,9 @@ def build_mcp(
     async def write_memory(
         ctx: Context,
         content: Annotated[str, Field(min_length=1, description="one atomic fact, e.g. 'The user prefers tea'")],
+        kind: Annotated[
+            Kind, Field(description="fact (deduplicated, merged, superseded) or turn (a transcript line, verbatim)")
+        ] = Kind.fact,
         type: Annotated[MemoryType, Field(description="fact, preference, event or task")] = MemoryType.fact,
         layer: Annotated[
             Layer, Field(description="long_term, or session/task for short-lived memories")
@@ -115,12 +133,20 @@ def build_mcp(
         session_id: Annotated[str | None, Field(description="required for layer=session")] = None,
         task_id: Annotated[str | None, Field(description="required for layer=task")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="free-form JSON")] = None,
+        pinned: Annotated[bool, Field(description="never forgotten by the schedule")] = False,
+        now: Annotated[
+            datetime | None, Field(description="when it was said, for 'tomorrow' or '下个月3号' (default: now)")
+        ] = None,
     ) -> WriteResult:
-        """Remember one atomic memory. An exact duplicate of an active memory is not stored twice:
-        the existing memory comes back with outcome 'duplicate'."""
+        """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
+        Outcomes: created; duplicate or touched (the same fact was already stored: its mention
+        count goes up); merged (it added detail to an existing memory); superseded (it changes
+        older memories, which are retired and listed, history kept). Relative dates in a fact
+        become absolute dates."""
         with tool_errors("write_memory"):
             item = NewMemory(
                 content=content,
+                kind=kind,
                 type=type,
                 layer=layer,
                 importance=importance,
@@ -131,6 +157,8 @@ def build_mcp(
                 session_id=session_id,
                 task_id=task_id,
                 metadata=metadata or {},
+                pinned=pinned,
+                now=now,
             )
             return await engram().writes.write(await tenant_of(ctx), item, actor="mcp")
 
@@ -164,9 +192,11 @@ def build_mcp(
         ] = None,
         explain: Annotated[bool, Field(description="also return every channel's candidates")] = False,
     ) -> SearchResult:
-        """Find the memories most relevant to a query (vector + keyword + exact identifiers, with
-        conversation context). Time words in the query ("last week", "in May", "上周", "上次") are
-        understood."""
+        """Find the memories that answer a query (meaning + words + exact identifiers, with
+        conversation context), best first, each with a score in [0, 1]. Time words are understood:
+        "last week", "in May", "上周" favour that time; a question about a time alone ("what did I do
+        last week") returns that time's memories in the order they happened; "上次"/"last time"
+        puts the latest match first."""
         with tool_errors("search_memory"):
             request = SearchRequest(
                 query=query,
@@ -239,6 +269,7 @@ def build_mcp(
         importance: Annotated[float | None, Field(ge=0, le=1)] = None,
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        pinned: Annotated[bool | None, Field(description="true: never forgotten by the schedule")] = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
         with tool_errors("update_memory"):
@@ -248,6 +279,7 @@ def build_mcp(
                 "importance": importance,
                 "tags": tags,
                 "metadata": metadata,
+                "pinned": pinned,
             }
             patch = MemoryPatch(**{k: v for k, v in given.items() if v is not None})
             return await engram().memories.update(await tenant_of(ctx), memory_id, patch, actor="mcp")
@@ -265,12 +297,17 @@ def build_mcp(
         assistant: Annotated[str | None, Field(description="your reply, for context")] = None,
         session_id: Annotated[str | None, Field(description="the conversation's id")] = None,
         task_id: Annotated[str | None, Field(description="the task's id, if any")] = None,
+        now: Annotated[
+            datetime | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
+        ] = None,
     ) -> RememberResult:
-        """Let engram decide what is worth remembering from a turn: greetings, questions, passing
-        states and "don't remember this" are skipped; each durable fact is stored once (repeats
-        are counted, changes supersede the old memory)."""
+        """The default way to remember: give the user's turn and engram keeps what is durable.
+        Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
+        facts gives two memories; relative dates become dates; each fact is stored once (a repeat
+        is counted, a change supersedes every older memory it replaces). Do not also call
+        write_memory for the same turn."""
         with tool_errors("remember"):
-            turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, source="mcp")
+            turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, now=now, source="mcp")
             return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
 
     @server.tool(title="Close a session or task", annotations=changes_content)

@@ -120,6 +120,6 @@ def shipped_thresholds() -> dict[str, Thresholds]:
 def save_thresholds(model: str, thresholds: Thresholds) -> Path:
     path = Path(str(resources.files("engram.data") / _FILE))
     raw = json.loads(path.read_text())
-    raw[model] = thresholds.model_dump()
+    raw[model] = {**raw.get(model, {}), **thresholds.model_dump(exclude={"noise"})}  # noise is measured apart
     path.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
     return path

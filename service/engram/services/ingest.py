@@ -35,6 +35,7 @@ class IngestService:
                     importance=fact.importance,
                     source=turn.source or "conversation",
                     occurred_at=turn.occurred_at,
+                    now=turn.now,
                     session_id=turn.session_id,
                     task_id=turn.task_id,
                 )

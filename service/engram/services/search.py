@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import UUID
@@ -17,11 +18,13 @@ import asyncpg
 import numpy as np
 
 from engram.cache import Cache
+from engram.domain.centring import Centring, centre
 from engram.domain.fusion import (
     ChannelHit,
     ChannelScores,
     FusedHit,
     Link,
+    Similarity,
     Weights,
     add_context,
     cut,
@@ -42,7 +45,7 @@ from engram.domain.search import (
     TimeFilter,
 )
 from engram.domain.temporal import TimeIntent, time_intent
-from engram.domain.text import is_conversation
+from engram.domain.text import guess_language, is_conversation
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
 from engram.judge import QueryRewriter
@@ -78,6 +81,14 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class Query:
+    """The query's vector, and the same centred on its language's mean."""
+
+    embedding: np.ndarray
+    centring: Centring
+
+
+@dataclass(frozen=True)
 class Candidates:
     vector: list[ChannelHit]
     keyword: list[ChannelHit]
@@ -97,7 +108,7 @@ class Ranking:
 
     fused: list[FusedHit]
     top: list[FusedHit]
-    rows: dict[UUID, tuple[Memory, float]]
+    rows: dict[UUID, tuple[Memory, Similarity]]
 
 
 class SearchService:
@@ -109,8 +120,10 @@ class SearchService:
         settings: RetrievalSettings,
         layer_weights: dict[Layer, float],
         rewriter: QueryRewriter | None = None,
+        noise_of: Callable[[str], float] = lambda model: 0.0,
     ):
         self._rewriter = rewriter
+        self._noise_of = noise_of
         self._layer_weights = {layer.value: weight for layer, weight in layer_weights.items()}
         self._pool = pool
         self._embedders = embedders
@@ -128,11 +141,14 @@ class SearchService:
             keyword = KeywordQuery(tokens=[], weights=[], match_tokens=[])
             found, ranking = NO_CANDIDATES, await self._by_time(ctx, request, reading, top_k)
         else:
-            embedding, keyword = await asyncio.gather(
-                self._query_embedding(ctx, reading.text), self._keyword_query(ctx, query_tokens(reading.text))
+            embedding, keyword, sums = await asyncio.gather(
+                self._query_embedding(ctx, reading.text),
+                self._keyword_query(ctx, query_tokens(reading.text)),
+                self._language_sums(ctx),
             )
-            found = await self._candidates(ctx, request, reading, weights, embedding, keyword, max(s.candidates, top_k))
-            ranking = await self._rank(ctx, request, reading, weights, embedding, found, top_k)
+            query = Query(embedding, centre(embedding, guess_language(reading.text), sums))
+            found = await self._candidates(ctx, request, reading, weights, query, keyword, max(s.candidates, top_k))
+            ranking = await self._rank(ctx, request, reading, weights, query, found, top_k)
         hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
         if hits and not request.explain:  # explaining is debugging, not a use of the memories
             hits = await self._record_access(ctx, hits)
@@ -143,7 +159,9 @@ class SearchService:
         snippets = {memory_id: memory.content[:SNIPPET] for memory_id, (memory, _) in ranking.rows.items()}
         return SearchResult(
             hits=hits,
-            explanation=explain(reading, weights, s, keyword, found, ranking.fused, snippets),
+            explanation=explain(
+                reading, weights, s, self._noise_of(ctx.embedding_model), keyword, found, ranking.fused, snippets
+            ),
         )
 
     async def _rank(
@@ -152,18 +170,20 @@ class SearchService:
         request: SearchRequest,
         reading: Reading,
         weights: Weights,
-        embedding: np.ndarray,
+        query: Query,
         found: Candidates,
         top_k: int,
     ) -> Ranking:
         s = self._settings
         async with self._pool.acquire() as conn:
             with metrics.timed(metrics.search_stages, "hydrate"):
-                rows = await self._hydrate(conn, ctx, found.ids(), embedding)
+                rows = await self._hydrate(conn, ctx, found.ids(), query)
+
+            noise = self._noise_of(ctx.embedding_model)
 
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-                return fuse(similarity, found.keyword, found.identifiers, weights)
+                return fuse(similarity, found.keyword, found.identifiers, weights, noise)
 
             fused = fused_now()
             if weights.context > 0 and fused:
@@ -173,7 +193,7 @@ class SearchService:
                     links = [Link(*x) for x in found_links]
                     newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
                     if newcomers:  # scored by their own channels before they borrow any context
-                        rows |= await self._hydrate(conn, ctx, newcomers, embedding)
+                        rows |= await self._hydrate(conn, ctx, newcomers, query)
                         fused = fused_now()
                     fused = add_context(fused, links, weights)
         window = reading.intent.window
@@ -198,7 +218,7 @@ class SearchService:
         for m in sorted(memories, key=happened):
             layer = self._layer_weights.get(m.layer.value, 1.0)
             fused.append(FusedHit(id=m.id, score=layer, relevance=1.0, channels=ChannelScores(), layer=layer))
-        return Ranking(fused=fused, top=fused, rows={m.id: (m, 0.0) for m in memories})
+        return Ranking(fused=fused, top=fused, rows={m.id: (m, Similarity(0.0, 0.0)) for m in memories})
 
     async def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
         """Only what is returned counts as a use: access_count and last_accessed_at of the hits."""
@@ -235,7 +255,7 @@ class SearchService:
         request: SearchRequest,
         reading: Reading,
         weights: Weights,
-        embedding: np.ndarray,
+        query: Query,
         keyword: KeywordQuery,
         limit: int,
     ) -> Candidates:
@@ -252,7 +272,7 @@ class SearchService:
         window = reading.intent.window
         return Candidates(
             *await asyncio.gather(
-                channel("vector", repo.vector_candidates, embedding, ctx.embedding_model)
+                channel("vector", repo.vector_candidates, query.centring.query, ctx.embedding_model)
                 if weights.vector > 0
                 else nothing(),
                 channel("keyword", repo.keyword_candidates, keyword)
@@ -261,18 +281,25 @@ class SearchService:
                 channel("rule", repo.rule_candidates, reading.identifiers)
                 if reading.identifiers and weights.rule > 0
                 else nothing(),
-                channel("time", repo.window_candidates, window.start, window.end, embedding, ctx.embedding_model)
+                channel(
+                    "time", repo.window_candidates, window.start, window.end, query.centring.query, ctx.embedding_model
+                )
                 if window
                 else nothing(),
             )
         )
 
     async def _hydrate(
-        self, conn: asyncpg.Connection, ctx: TenantContext, ids: list[UUID], embedding: np.ndarray
-    ) -> dict[UUID, tuple[Memory, float]]:
+        self, conn: asyncpg.Connection, ctx: TenantContext, ids: list[UUID], query: Query
+    ) -> dict[UUID, tuple[Memory, Similarity]]:
         if not ids:
             return {}
-        return await repo.hydrate(conn, ctx.schema, ids, embedding, ctx.embedding_model)
+        found = await repo.hydrate(conn, ctx.schema, ids, query.embedding, ctx.embedding_model, query.centring)
+        return {i: (memory, Similarity(cosine, centred)) for i, (memory, cosine, centred) in found.items()}
+
+    async def _language_sums(self, ctx: TenantContext) -> dict[str, tuple[np.ndarray, int]]:
+        async with self._pool.acquire() as conn:
+            return await repo.language_sums(conn, ctx.schema, ctx.embedding_model)
 
     async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
         """IDF from ANALYZE's statistics on large tenants, from exact counts on small ones."""
@@ -353,6 +380,7 @@ def explain(
     reading: Reading,
     weights: Weights,
     settings: RetrievalSettings,
+    noise: float,
     keyword: KeywordQuery,
     found: Candidates,
     fused: list[FusedHit],
@@ -362,6 +390,7 @@ def explain(
     lent = sorted((h for h in fused if h.channels.context > 0), key=lambda h: -h.channels.context)
     return Explanation(
         weights=weights,
+        noise=noise,
         outside_window=settings.outside_window,
         cut_ratio=settings.cut_ratio,
         rewritten=reading.rewritten,

@@ -5,6 +5,7 @@ replaces), and apply it. Transcript turns are only ever exact duplicates or new.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
 
@@ -12,6 +13,7 @@ import asyncpg
 import numpy as np
 
 from engram.domain.claims import read_claim
+from engram.domain.dates import resolve_relative_dates
 from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.judgement import Relation
@@ -85,6 +87,7 @@ class WriteService:
             raise InvalidInput("nothing to write: give at least one memory")
         if len(items) > self._max_batch:
             raise InvalidInput(f"a batch holds at most {self._max_batch} memories, got {len(items)}")
+        items = [_with_absolute_dates(item) for item in items]
         contents = [self.clean_content(item.content) for item in items]
         for item in items:
             _check_scope(item.layer, item.session_id, item.task_id)
@@ -249,6 +252,22 @@ class WriteService:
 
     async def embed(self, ctx: TenantContext, content: str) -> np.ndarray:
         return (await self._embedders.get(ctx.embedding_model).embed_documents([content]))[0]
+
+
+def _with_absolute_dates(item: NewMemory) -> NewMemory:
+    """A fact's relative dates ("tomorrow", "下个月3号") become absolute, from when it was said
+    (``now``, else ``occurred_at``, else the server's clock); the day it names becomes its
+    occurred_at if it has none. Transcript turns are kept verbatim."""
+    if item.kind != Kind.fact:
+        return item
+    said = item.now or item.occurred_at or datetime.now(UTC)
+    resolved = resolve_relative_dates(item.content, said if said.tzinfo else said.replace(tzinfo=UTC))
+    if resolved.text == item.content:
+        return item
+    occurred = item.occurred_at
+    if occurred is None and resolved.day is not None:
+        occurred = datetime.combine(resolved.day, time(12), tzinfo=said.tzinfo or UTC)
+    return item.model_copy(update={"content": resolved.text, "occurred_at": occurred})
 
 
 def _check_scope(layer: Layer, session_id: str | None, task_id: str | None) -> None:

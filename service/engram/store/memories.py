@@ -12,6 +12,7 @@ import asyncpg
 import numpy as np
 from pgvector import Vector
 
+from engram.domain.centring import LANGUAGES, Centring
 from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
@@ -51,7 +52,7 @@ class MemoryRow:
     derived_from: tuple[UUID, ...] = ()
 
 
-def to_memory(record: asyncpg.Record) -> Memory:
+def to_memory(record: asyncpg.Record | dict[str, Any]) -> Memory:
     data = dict(record)
     data.pop("similarity", None)
     data.pop("dedup_key", None)
@@ -352,6 +353,17 @@ def _model_is(schema: str, placeholder: str) -> str:
     return f"(SELECT x.embedding_model FROM {schema}.meta x) = {placeholder}"
 
 
+async def language_sums(conn: asyncpg.Connection, schema: str, model: str) -> dict[str, tuple[np.ndarray, int]]:
+    """The sum of the memories' vectors and their number, per language (kept by triggers); none
+    while the tenant's vectors are of another model than the query's."""
+    records = await conn.fetch(
+        f"""SELECT s.language, s.total, s.count FROM {schema}.vector_sums s
+            WHERE s.count > 0 AND {_model_is(schema, "$1")}""",
+        model,
+    )
+    return {r["language"]: (r["total"].to_numpy().astype(np.float32), int(r["count"])) for r in records}
+
+
 async def vector_candidates(
     conn: asyncpg.Connection, schema: str, embedding: np.ndarray, model: str, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
@@ -515,18 +527,42 @@ async def neighbours(
 
 
 async def hydrate(
-    conn: asyncpg.Connection, schema: str, ids: list[UUID], embedding: np.ndarray, model: str
-) -> dict[UUID, tuple[Memory, float]]:
-    """Full rows of the candidates, each with its exact cosine similarity to the query."""
+    conn: asyncpg.Connection,
+    schema: str,
+    ids: list[UUID],
+    embedding: np.ndarray,
+    model: str,
+    centring: Centring,
+) -> dict[UUID, tuple[Memory, float, float]]:
+    """Full rows of the candidates, each with its exact cosine similarity to the query, and its
+    cosine once both are centred on their language's mean (see services/centring.py)."""
+    means = [centring.mean(language) for language in LANGUAGES]
     records = await conn.fetch(
-        f"""SELECT {COLUMNS}, CASE WHEN {_model_is(schema, "$3")} THEN 1 - (m.embedding <=> $2) ELSE 0 END
-                   AS similarity
+        f"""SELECT {COLUMNS},
+                   CASE WHEN {_model_is(schema, "$3")} THEN 1 - (m.embedding <=> $2) ELSE 0 END AS similarity,
+                   CASE WHEN {_model_is(schema, "$3")} THEN
+                     (-(m.embedding <#> $4::vector)
+                      - CASE m.language WHEN 'zh' THEN $8::float8 WHEN 'en' THEN $9::float8 ELSE $10::float8 END)
+                     / sqrt(greatest(1e-12, vector_norm(m.embedding) ^ 2
+                         + 2 * (m.embedding <#> CASE m.language WHEN 'zh' THEN $5::vector WHEN 'en' THEN $6::vector
+                                                ELSE $7::vector END)
+                         + CASE m.language WHEN 'zh' THEN $11::float8 WHEN 'en' THEN $12::float8 ELSE $13::float8 END))
+                   ELSE 0 END AS centred
             FROM {schema}.memories m WHERE m.id = ANY($1::uuid[])""",
         ids,
         embedding,
         model,
+        centring.query,
+        *means,
+        *(float(np.dot(mean, centring.query)) for mean in means),
+        *(float(np.dot(mean, mean)) for mean in means),
     )
-    return {r["id"]: (to_memory(r), float(r["similarity"])) for r in records}
+    out = {}
+    for r in records:
+        data = dict(r)
+        similarity, centred = float(data.pop("similarity")), float(data.pop("centred"))
+        out[r["id"]] = (to_memory(data), similarity, centred)
+    return out
 
 
 async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> dict[UUID, tuple[int, datetime]]:
@@ -552,8 +588,8 @@ def _hits(records: list[asyncpg.Record]) -> list[ChannelHit]:
 async def decay_inputs(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
     """What the decay score needs, for every active long-term memory."""
     return await conn.fetch(
-        f"""SELECT m.id, m.importance, m.access_count, m.created_at,
-                   coalesce(m.last_accessed_at, m.created_at) AS last_accessed_at
+        f"""SELECT m.id, left(m.content, 200) AS content, m.importance, m.access_count, m.mentions,
+                   m.created_at, m.reinforced_at, m.kind, m.type, m.pinned
             FROM {schema}.memories m WHERE m.status = 'active' AND m.layer = 'long_term'"""
     )
 

@@ -89,3 +89,4 @@ async def swap(conn: asyncpg.Connection, schema: str, model: str, dim: int) -> N
     )
     await conn.execute(f"ALTER INDEX {schema}.memories_embedding_next_hnsw RENAME TO memories_embedding_hnsw")
     await conn.execute(f"UPDATE {schema}.meta SET embedding_model = $1, embedding_dim = $2", model, dim)
+    await conn.execute(f"SELECT {schema}.track_vector_sums()")  # the language means, of the new vectors

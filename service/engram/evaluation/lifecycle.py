@@ -1,0 +1,222 @@
+"""`engram eval --lifecycle`: is what stays active after a sequence of writes right?
+
+A labelled case (tests/data/lifecycle.jsonl) is statements written one after another, and the
+truth at the end: groups of statements that state one current fact each, and statements whose
+fact is stale. Each case is written through the real write path into a throwaway tenant; then
+every active memory is traced back to the statements it holds (the one that created it, and any
+merged into it; a touch adds nothing). Measured on the final active set:
+
+- stale left active: a stale statement still holds an active memory (share of stale statements);
+- facts lost: a current fact no active memory holds (share of current facts);
+- duplicates: current facts held by more than one active memory (share of current facts);
+- precision: active memories that hold exactly one current fact and are its only holder;
+- recall: current facts held by some active memory.
+
+Cases are split in two halves by a hash of their id: ``calibration`` (look at it, tune on it) and
+``heldout`` (report it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from uuid import UUID
+
+from engram.domain.models import MemoryFilter, NewMemory, WriteOutcome
+from engram.errors import InvalidInput
+from engram.runtime import Engram
+
+SPLITS = ("calibration", "heldout", "all")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    lang: str
+    category: str
+    writes: list[str]
+    current: list[list[int]]
+    stale: list[int]
+
+    @property
+    def split(self) -> str:
+        return "calibration" if hashlib.sha256(self.id.encode()).digest()[0] % 2 == 0 else "heldout"
+
+
+@dataclass
+class Outcome:
+    """What one case ended as."""
+
+    case: Case
+    stale_left: list[int]  # stale statements still holding an active memory
+    lost: list[int]  # current groups (by index) no active memory holds
+    duplicated: list[int]  # current groups held by more than one active memory
+    active: int
+    right: int  # active memories holding exactly one current group, its only holder
+    outcomes: list[str] = field(default_factory=list)  # the write outcome of each statement
+
+    @property
+    def perfect(self) -> bool:
+        return not (self.stale_left or self.lost or self.duplicated) and self.right == self.active
+
+
+def load_cases(path: Path) -> list[Case]:
+    if not path.is_file():
+        raise InvalidInput(f"{path} not found (run from the repository root, or pass --own-data)")
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        case = Case(row["id"], row["lang"], row["category"], row["writes"], row["current"], row["stale"])
+        placed = sorted([i for group in case.current for i in group] + case.stale)
+        if placed != list(range(len(case.writes))):
+            raise InvalidInput(f"{path}:{number}: every statement must be current or stale exactly once")
+        cases.append(case)
+    return cases
+
+
+def select(cases: list[Case], split: str) -> list[Case]:
+    if split not in SPLITS:
+        raise InvalidInput(f"split is one of {', '.join(SPLITS)}, not {split!r}")
+    return [c for c in cases if split == "all" or c.split == split]
+
+
+async def run_case(engram: Engram, case: Case) -> Outcome:
+    """Write the statements one per call into a throwaway tenant and judge the active set."""
+    ctx, _ = await engram.tenants.create(f"lc-{uuid.uuid4().hex[:12]}")
+    try:
+        holds: dict[UUID, set[int]] = defaultdict(set)
+        outcomes = []
+        for index, statement in enumerate(case.writes):
+            result = await engram.writes.write(ctx, NewMemory(content=statement))
+            outcomes.append(result.outcome.value)
+            if result.outcome in (WriteOutcome.created, WriteOutcome.superseded, WriteOutcome.merged):
+                holds[result.memory.id].add(index)
+        active = (await engram.memories.list(ctx, MemoryFilter(), limit=500)).items
+    finally:
+        await engram.tenants.drop(ctx.name)
+    return judge_outcome(case, [holds.get(m.id, set()) for m in active], outcomes)
+
+
+def judge_outcome(case: Case, active_holds: list[set[int]], outcomes: list[str]) -> Outcome:
+    """Score the final active set, each active memory given as the statements it holds (pure)."""
+    group_of = {i: g for g, group in enumerate(case.current) for i in group}
+    holders: dict[int, int] = defaultdict(int)  # current group -> active memories holding it
+    right = 0
+    for held in active_holds:
+        groups = {group_of[i] for i in held if i in group_of}
+        for g in groups:
+            holders[g] += 1
+        only_one_fact = len(groups) == 1 and all(i in group_of for i in held)
+        if only_one_fact and holders[next(iter(groups))] == 1:  # the first holder of its fact
+            right += 1
+    return Outcome(
+        case=case,
+        stale_left=sorted({i for held in active_holds for i in held if i in case.stale}),
+        lost=[g for g in range(len(case.current)) if holders[g] == 0],
+        duplicated=[g for g in range(len(case.current)) if holders[g] > 1],
+        active=len(active_holds),
+        right=right,
+        outcomes=outcomes,
+    )
+
+
+@dataclass(frozen=True)
+class Summary:
+    cases: int
+    perfect: int
+    stale: int
+    stale_left: int
+    facts: int
+    lost: int
+    duplicated: int
+    active: int
+    right: int
+
+    @property
+    def stale_left_rate(self) -> float:
+        return self.stale_left / max(1, self.stale)
+
+    @property
+    def lost_rate(self) -> float:
+        return self.lost / max(1, self.facts)
+
+    @property
+    def duplicate_rate(self) -> float:
+        return self.duplicated / max(1, self.facts)
+
+    @property
+    def precision(self) -> float:
+        return self.right / max(1, self.active)
+
+    @property
+    def recall(self) -> float:
+        return (self.facts - self.lost) / max(1, self.facts)
+
+
+def summarise(outcomes: list[Outcome]) -> Summary:
+    return Summary(
+        cases=len(outcomes),
+        perfect=sum(o.perfect for o in outcomes),
+        stale=sum(len(o.case.stale) for o in outcomes),
+        stale_left=sum(len(o.stale_left) for o in outcomes),
+        facts=sum(len(o.case.current) for o in outcomes),
+        lost=sum(len(o.lost) for o in outcomes),
+        duplicated=sum(len(o.duplicated) for o in outcomes),
+        active=sum(o.active for o in outcomes),
+        right=sum(o.right for o in outcomes),
+    )
+
+
+async def evaluate_cases(
+    engram: Engram,
+    cases: list[Case],
+    before_case: Callable[[Case], None] = lambda case: None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[Outcome]:
+    outcomes = []
+    for n, case in enumerate(cases, 1):
+        before_case(case)
+        outcomes.append(await run_case(engram, case))
+        if n % 20 == 0:
+            progress(f"lifecycle: {n}/{len(cases)} cases")
+    return outcomes
+
+
+def as_markdown(outcomes: list[Outcome], title: str) -> str:
+    rows = [("all", outcomes)]
+    for key in ("lang", "category"):
+        values = sorted({getattr(o.case, key) for o in outcomes})
+        rows += [(f"{key} {v}", [o for o in outcomes if getattr(o.case, key) == v]) for v in values]
+    lines = [
+        f"### {title}",
+        "",
+        "| cases | n | perfect | stale left active | facts lost | duplicates | precision | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, group in rows:
+        s = summarise(group)
+        lines.append(
+            f"| {name} | {s.cases} | {s.perfect} | {s.stale_left}/{s.stale} ({s.stale_left_rate:.1%}) "
+            f"| {s.lost}/{s.facts} ({s.lost_rate:.1%}) | {s.duplicated} ({s.duplicate_rate:.1%}) "
+            f"| {s.precision:.3f} | {s.recall:.3f} |"
+        )
+    failures = [o for o in outcomes if not o.perfect]
+    if failures:
+        lines += ["", "Cases not perfect:", ""]
+        for o in failures:
+            problems = []
+            if o.stale_left:
+                problems.append(f"stale left {o.stale_left}")
+            if o.lost:
+                problems.append(f"lost groups {o.lost}")
+            if o.duplicated:
+                problems.append(f"duplicated groups {o.duplicated}")
+            lines.append(f"- {o.case.id} ({o.case.category}): {'; '.join(problems) or 'wrong holders'}; {o.outcomes}")
+    return "\n".join(lines)
