@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 
 from engram.domain.identifiers import extract_identifiers
-from engram.domain.lexicon import concepts_in, domain_of, is_domain, lineage, people_in, within
+from engram.domain.lexicon import concepts_in, domain_of, is_domain, lineage, people_in, topics_in, within
 from engram.domain.tokenize import EN_STOPWORDS, query_tokens
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -63,11 +63,20 @@ _NEGATION_EN = re.compile(
 _NEGATION_ZH = re.compile("不|没|别|讨厌|戒")
 
 _CHANGE = re.compile(
-    r"\b(?:switched|switch|switching|changed|change|now prefer|no longer|not anymore|any ?more|instead|moved|"
-    r"relocated|from now on|stopped|quit|gave up|gone|these days|nowadays)\b|换成|换了|改成|改喝|改吃|改用|改去|"
-    r"不再|现在改|搬到|搬去|搬家|从今天起|以后|戒了|戒掉|不.{1,4}了",
+    r"\b(?:switched|switch|switching|changed|change|now prefer|no longer|not anymore|any ?more|no more|instead|"
+    r"moved|relocated|from now on|stop|stopped|quit|gave up|given up|gone|these days|nowadays|sold|split up|"
+    r"broke up|left|replaced|upgraded|graduated|finished|started|began|now)\b|换成|换了|改成|改喝|改吃|改用|改去|"
+    r"不再|现在改|搬到|搬去|搬家|从今天起|以后|戒了|戒掉|分手|离职|辞职|跳槽|卖了|毕业|开始|转到|现在|已经|不.{1,4}了",
     re.I,
 )
+# A change announced outright: enough to retire what an older statement of the same topic says.
+_STRONG_CHANGE = re.compile(
+    r"\b(?:switched|changed|moved|relocated|no longer|not anymore|any ?more|no more|instead|now|nowadays|"
+    r"these days|quit|gave up|given up|sold|stopped|replaced|upgraded)\b|换成|换了|改成|改用|改去|不再|现在|已经|"
+    r"转到|戒了|戒掉|搬到|搬去|卖了",
+    re.I,
+)
+_THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|她们|他|她", re.I)
 # A plan or an intention: true of the future, so it retires nothing now.
 _FUTURE = re.compile(
     r"\b(?:will|going to|gonna|plan(?:ning)? to|intend(?:ing)? to|about to|thinking (?:of|about)|"
@@ -78,7 +87,8 @@ _FUTURE = re.compile(
 )
 # Where the old value ends and the new one starts in a change ("from coffee to tea", "从咖啡换成了茶").
 _CHANGE_OLD = re.compile(
-    r"\b(?:from|no longer|stopped|quit|gave up|instead of|rather than|not)\b|从|不再|不喝|不吃|不用|不去|戒了|戒掉|不",
+    r"\b(?:from|no longer|no more|stop|stopped|quit|gave up|given up|instead of|rather than|not)\b|"
+    r"从|不再|不喝|不吃|不用|不去|戒了|戒掉|不",
     re.I,
 )
 _CHANGE_NEW = re.compile(
@@ -137,8 +147,12 @@ _PREDICATES = [
     ),
     Predicate("occupation", True, False, _en(r"work as|works as|working as|job is|profession is|occupation is")),
     Predicate("occupation", True, False, re.compile("职业是|工作是|当上了|做的是|是一名|是一个|是个")),
-    Predicate("name", True, False, _en(r"name is|names are|called|named|goes by")),
+    Predicate("name", True, False, _en(r"name is|names are|called|named|goes by|go by")),
     Predicate("name", True, False, re.compile("名字是|名字叫|叫做|名叫|叫")),
+    # A favourite is one thing at a time ("my favourite colour is yellow now" replaces red).
+    Predicate(
+        "favourite", True, False, re.compile(r"\bfavou?rite\s+\w+(?:\s+\w+)?\s+(?:is|are)\b|最喜欢的.{1,8}?是", re.I)
+    ),
     Predicate(
         None,
         False,
@@ -156,7 +170,7 @@ _PREDICATES = [
         False,
         _en(
             r"like|likes|liked|love|loves|loved|enjoy|enjoys|adore|adores|prefer|prefers|"
-            r"am a fan of|is a fan of|am into|is into|fond of|favou?rite \w+ is|"
+            r"am a fan of|is a fan of|am into|is into|fond of|hooked on|addicted to|obsessed with|"
             r"drink|drinks|drinking|eat|eats|eating|play|plays|playing|have|has|own|owns|"
             r"keep|keeps|go|goes|switched to|changed to"
         ),
@@ -165,14 +179,22 @@ _PREDICATES = [
         None,
         False,
         False,
-        re.compile(
-            "最喜欢|喜欢|热爱|偏爱|偏好|钟爱|爱喝|爱吃|爱|常喝|常吃|喝|吃|养了|养|玩|打|练|换成了|换成|改喝|改吃|改成"
-        ),
+        re.compile("最喜欢|喜欢|热爱|偏爱|偏好|钟爱|爱喝|爱吃|爱|常喝|常吃|喝|吃|养了|养|玩|打|练|改喝|改吃"),
     ),
 ]
 # "X is Y" statements about a named attribute: one value at a time ("my phone number is ...").
 _COPULA = re.compile(
     r"^(?P<np>.{2,80}?)\s+(?:is|are|was|=)\s+(?P<value>.+)$|^(?P<np_zh>.{2,40}?)(?:是|为|：|:)(?P<value_zh>.+)$", re.I
+)
+# "changed my X to Y", "把X改成Y": X is the attribute, Y its new value.
+_SET_TO = re.compile(
+    r"\b(?:changed|switched|updated|set|reset)\s+(?P<np>.{2,60}?)\s+(?:to|into)\s+(?P<value>.+)$"
+    r"|(?:把)?(?P<np_zh>[^，,。]{2,30}?)(?:改成|换成|改为|换为|更新为|设成)了?(?P<value_zh>.+)$",
+    re.I,
+)
+_CLAUSE_SPLIT = re.compile(r"[;；,，]\s*|\s+(?:and|so|but)\s+(?=(?:i|i'm|i've|my|we|our)\b)", re.I)
+_SURNAME_NAME = re.compile(
+    "^\\s*[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金][\\u3400-\\u9fff]{1,2}\\s*$"
 )
 # Attribute nouns, so a copula's attribute reads the same in either language.
 _ATTRIBUTES = {
@@ -182,7 +204,7 @@ _ATTRIBUTES = {
     "email": r"e-?mail address|e-?mail|邮箱地址|邮箱|电子邮件",
     "address": r"address|住址|地址",
     "birthday": r"birthday|date of birth|birth date|生日|出生日期",
-    "name": r"name|名字|姓名",
+    "name": r"name|nickname|名字|姓名|英文名|中文名|昵称|网名",
     "age": r"age|年龄|岁数",
     "job": r"job|occupation|profession|职业|工作",
     "company": r"employer|company|公司|单位",
@@ -197,7 +219,13 @@ _ATTRIBUTES = {
     "floor": r"floor|楼层",
     "colour": r"colou?r|颜色",
 }
-_ATTRIBUTE_RE = re.compile("|".join(f"(?P<a{i}>{p})" for i, p in enumerate(_ATTRIBUTES.values())), re.I)
+
+
+def _alternatives(spec: str) -> str:
+    return "|".join(name if _CJK.search(name) else rf"\b{name}\b" for name in spec.split("|"))
+
+
+_ATTRIBUTE_RE = re.compile("|".join(f"(?P<a{i}>{_alternatives(p)})" for i, p in enumerate(_ATTRIBUTES.values())), re.I)
 
 
 @dataclass(frozen=True)
@@ -215,6 +243,9 @@ class Claim:
     new_values: frozenset[str] = frozenset()
     content: frozenset[str] = field(default_factory=frozenset)  # value-bearing words, concepts canonical
     numbers: frozenset[str] = frozenset()
+    dates: frozenset[str] = frozenset()
+    topics: frozenset[str] = frozenset()  # one-at-a-time topics it is about (lexicon.topics_in)
+    strong_change: bool = False  # announced outright ("switched", "现在", "已经"): enough to retire a topic
 
     @property
     def slot(self) -> str | None:
@@ -228,9 +259,24 @@ def strip_filler(text: str) -> str:
     return stripped or original
 
 
+# When something happened is not what it is: dates are compared apart from other numbers.
+_DATE = re.compile(
+    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?(?:那周)?|\d{1,2}月\d{1,2}[日号]|"
+    r"[零一二两三四五六七八九十]{1,3}月(?:[零一二两三四五六七八九十]{1,3}[日号])?|"
+    r"\b(?:in|on|since|by) (?:(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december) )?(?:19|20)\d\d\b|\bin the week of \S+",
+    re.I,
+)
+
+
+def dates_of(text: str) -> frozenset[str]:
+    return frozenset(m.group(0).lower() for m in _DATE.finditer(text))
+
+
 def numbers_of(text: str) -> frozenset[str]:
-    """Every number (Arabic or Chinese: "六千" is 6000) and identifier (codes, emails) in a text:
-    two statements that differ here state different facts, or a new value of one."""
+    """Every number (Arabic or Chinese: "六千" is 6000) and identifier (codes, emails) in a text, but
+    its dates: two statements that differ here state different facts, or a new value of one."""
+    text = _DATE.sub(" ", text)
     found = {n.replace(",", ".").lstrip("0") or "0" for n in _NUMBER.findall(text)} | set(extract_identifiers(text))
     for run in _ZH_NUMBER.findall(text):
         value = zh_to_int(run)
@@ -266,8 +312,16 @@ def _people(text: str) -> list[str]:
 
 
 _NOT_NAMES = frozenset(
-    "now today yesterday tonight tomorrow recently lately currently actually also then these those well so and but "
-    "oh hey hi yes no ok okay sure still always usually sometimes every last next this".split()
+    """now today yesterday tonight tomorrow recently lately currently actually also then these those well so and
+    but oh hey hi yes no ok okay sure still always usually sometimes every last next this since after before when
+    while because although though if once on in at for from with as lol please thanks monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august september october november
+    december weekends weekdays mornings evenings nights""".split()
+)
+# The hundred commonest Chinese surnames: a two- or three-character subject starting with one is a name.
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金"
+    "石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 
 
@@ -278,19 +332,27 @@ def _proper_names(prefix: str) -> list[str]:
 
 
 def _subject(prefix: str, language: str) -> str:
-    """Who the words before the predicate name: the user, one of theirs, or someone else."""
+    """Who the words before the predicate name: the user, one of theirs, or someone else ("he":
+    someone, never known to be the same someone)."""
+    if _THIRD_PERSON.search(prefix) and not (_SELF_EN.search(prefix) or _SELF_ZH.search(prefix)):
+        return "someone"
     people = _people(prefix)
+    # A sister or a boss the user mentions is the user's; a place only when said so ("our office",
+    # "我们公司"): in "We bought a house" the house is what was bought, not who.
+    if people and not set(people) <= _PERSONS:
+        owned = re.search(r"\b(?:my|our|the user's|user's)\s+\w*\s*\w+|我的|我们|我家|用户的", prefix, re.I)
+        people = [p for p in people if p in _PERSONS or owned]
     if people:
-        owner = "user" if (_SELF_EN.search(prefix) or _SELF_ZH.search(prefix) or "our" in prefix.lower()) else ""
-        return "/".join(filter(None, [owner, *people]))
+        names = _proper_names(prefix) if language == "en" else []
+        return "/".join([*(names or ["user"]), *people])
     if language == "en":
         names = _proper_names(prefix)
         return "/".join(names) if names else "user"
-    for m in sorted(concepts_in(prefix), key=lambda m: -m.start):
-        prefix = prefix[: m.start] + prefix[m.end :]
-    rest = _CHANGE_OLD.sub("", _LIGHT_ZH.sub("", _SELF_ZH.sub("", prefix)))
-    rest = re.sub(r"[^\u3400-\u9fff]", "", rest)
-    return rest if rest else "user"
+    if _SELF_ZH.search(prefix):
+        return "user"
+    rest = re.sub(r"[^\u3400-\u9fff]", "", prefix)
+    is_name = 2 <= len(rest) <= 3 and rest[0] in _SURNAMES  # "张三喜欢猫"; "已经", "每天晚上" are not names
+    return rest if is_name else "user"
 
 
 def _content(text: str, language: str) -> frozenset[str]:
@@ -322,12 +384,35 @@ def _value(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _copula_attribute(np: str) -> str | None:
-    found = [next(k for k, v in m.groupdict().items() if v) for m in _ATTRIBUTE_RE.finditer(np)]
-    if not found:
-        return None
+# People whose identity a "my X is Y" statement names ("My manager is Linda"); not places.
+_PERSONS = frozenset(
+    "sister brother mother father wife husband partner son daughter grandmother grandfather aunt uncle cousin "
+    "friend roommate colleague boss subordinate teacher classmate neighbour doctor client".split()
+)
+_NAME_VALUE = re.compile(
+    r"^\s*(?:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*|[\u3400-\u9fff]{1,2}(?:总|老师|医生|经理)|小[\u3400-\u9fff])\s*$"
+)
+
+
+def _copula_attribute(np: str, value: str) -> str | None:
+    """The attribute a "X is Y" statement sets: its attribute nouns ("password", "手机号") with the
+    other words of an English X ("netflix password"), or "who" when X is a person and Y a name."""
     names = list(_ATTRIBUTES)
-    return " ".join(sorted({names[int(k[1:])] for k in found}))
+    found = {names[int(next(k for k, v in m.groupdict().items() if v)[1:])] for m in _ATTRIBUTE_RE.finditer(np)}
+    if not found:
+        persons = {m.concept for m in people_in(np)} & _PERSONS
+        return "who" if persons and (_NAME_VALUE.match(value) or _SURNAME_NAME.match(value)) else None
+    if not _CJK.search(np):
+        rest = _ATTRIBUTE_RE.sub(" ", np)
+        for m in sorted(people_in(rest), key=lambda m: -m.start):
+            rest = rest[: m.start] + " " + rest[m.end :]
+        found |= {t for t in query_tokens(_SELF_EN.sub(" ", rest)) if t not in _LIGHT_EN and not t.isdigit()}
+    return " ".join(sorted(found))
+
+
+def _clauses(text: str) -> list[str]:
+    """A statement's clauses, for the one that names a slot: "Linda left; my new manager is Raj"."""
+    return [c for c in _CLAUSE_SPLIT.split(text) if c.strip()] or [text]
 
 
 def _change_values(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -366,40 +451,64 @@ def read_claim(text: str) -> Claim:
         new_values=new,
         content=_content(lowered, language),
         numbers=numbers_of(text),
+        dates=dates_of(text),
+        topics=topics_in(lowered),
+        strong_change=change_cue is not None and not future and bool(_STRONG_CHANGE.search(lowered)),
     )
+    for clause in reversed(_clauses(text)):  # the last clause that names a slot says what is true now
+        found = _read_clause(clause, language, base)
+        if found is not None:
+            if found.attribute == "name" and found.subject != "user":  # "my wife's name is X", "我老婆叫X"
+                found = replace(found, attribute="who")
+            return found
+    if change_cue is not None and (old or new):  # "I switched from coffee to tea"
+        last = _clauses(text)[-1]  # "Our office moved close to home, so I walk to work now": the user
+        cue = _CHANGE.search(last.lower() if language == "en" else last)
+        said = last[: cue.start()] if cue is not None else text[: change_cue.start()]
+        return replace(base, subject=_subject(said, language), attribute=_domain("", lowered, old | new), values=new)
+    return base
+
+
+def _read_clause(clause: str, language: str, base: Claim) -> Claim | None:
+    lowered = clause.lower() if language == "en" else clause
     for predicate in _PREDICATES:
         match = predicate.pattern.search(lowered)
         if match is None:
             continue
-        # Who it is about: the words before the predicate, or before a change cue if earlier.
-        cut_at = min([match.start(), *(m.start() for m in (change_cue, _CHANGE_OLD.search(lowered)) if m)])
+        # Who it is about: the words before the predicate, or before the old value of a change
+        # ("我最近从咖啡换成了茶": not "从咖啡").
+        cut_at = min([match.start(), *(m.start() for m in [_CHANGE_OLD.search(lowered)] if m)])
         value_text = lowered[match.end() :]
         values = _value(value_text)
         attribute = predicate.attribute or _domain(value_text, lowered, values)
+        if predicate.attribute == "favourite":  # one favourite of a kind, apart from what else is liked
+            attribute = f"favourite {_domain(value_text, lowered, values) or _copula_attribute(lowered, '')}"
         return replace(
             base,
-            subject=_subject(text[:cut_at], language),
+            subject=_subject(clause[:cut_at], language),
             attribute=attribute,
             single=predicate.single,
-            negated=negated or predicate.negative,
+            negated=base.negated or predicate.negative,
             values=values,
         )
-    if change_cue is not None and (old or new):  # "I switched from coffee to tea"
-        return replace(
-            base,
-            subject=_subject(text[: change_cue.start()], language),
-            attribute=_domain("", lowered, old | new),
-            values=new,
-        )
-    copula = _COPULA.match(lowered)
+    set_to = _SET_TO.search(lowered)  # "I changed my Netflix password to thunderbolt", "把密码改成了X"
+    if set_to is not None:
+        np, value_text = set_to.group("np") or set_to.group("np_zh"), set_to.group("value") or set_to.group("value_zh")
+        attribute = _copula_attribute(np, value_text)
+        if attribute is not None:
+            values = _value(value_text) | numbers_of(value_text)
+            subject = _subject(clause[: set_to.start()] + " " + np, language)
+            return replace(base, subject=subject, attribute=attribute, single=True, values=values, change=True)
+    copula = _COPULA.match(lowered.strip())
     if copula is not None:
         np = copula.group("np") or copula.group("np_zh") or ""
         value_text = copula.group("value") or copula.group("value_zh") or ""
-        attribute = _copula_attribute(np)
+        original_value = clause.strip()[len(clause.strip()) - len(value_text) :]
+        attribute = _copula_attribute(np, original_value)
         if attribute is not None:
             values = _value(value_text) | numbers_of(value_text)
             return replace(base, subject=_subject(np, language), attribute=attribute, single=True, values=values)
-    return base
+    return None
 
 
 def _domain(value_text: str, text: str, values: frozenset[str]) -> str | None:

@@ -27,6 +27,7 @@ _CONCEPTS: dict[str, tuple[str | None, str]] = {
     "colour": (None, "colour|color|颜色"),
     "transport": (None, "commute|transport|交通|通勤"),
     "courier": (None, "courier|delivery|快递"),
+    "place": (None, "place|地方"),
     # beverages
     "coffee": ("beverage", "coffee|咖啡"),
     "americano": ("coffee", "americano|americano coffee|美式|美式咖啡"),
@@ -50,7 +51,7 @@ _CONCEPTS: dict[str, tuple[str | None, str]] = {
     "water": ("beverage", "water|白开水|矿泉水"),
     "sparkling water": ("water", "sparkling water|苏打水|气泡水"),
     "soda": ("beverage", "soda|soft drink|coke|cola|pepsi|sprite|可乐|汽水|雪碧"),
-    "alcohol": ("beverage", "alcohol|liquor|booze|喝酒|酒精|酒类"),
+    "alcohol": ("beverage", "alcohol|liquor|booze|drinking alcohol|酒|喝酒|酒精|酒类|滴酒"),
     "beer": ("alcohol", "beer|啤酒"),
     "wine": ("alcohol", "wine|葡萄酒"),
     "red wine": ("wine", "red wine|红酒|红葡萄酒"),
@@ -132,6 +133,9 @@ _CONCEPTS: dict[str, tuple[str | None, str]] = {
     "white": ("colour", "white|白色"),
     "purple": ("colour", "purple|紫色"),
     "pink": ("colour", "pink|粉色|粉红色"),
+    # places whose names hold a drink's: "酒店" is a hotel, not alcohol
+    "hotel": ("place", "hotel|酒店|宾馆"),
+    "bar": ("place", "bar|pub|酒吧"),
     # transport
     "car": ("transport", "car|driving|drive|开车|自驾"),
     "subway": ("transport", "subway|metro|underground|地铁"),
@@ -183,6 +187,33 @@ _PEOPLE: dict[str, str] = {
     "school": "school|学校",
 }
 
+# Topics a person has one of at a time (one phone, one diet, one school stage): a statement that
+# announces a change within a topic replaces the older statements of that topic, whatever their
+# words ("I use Windows" -> "I've moved entirely to a Mac").
+_TOPICS: dict[str, str] = {
+    "computer": "windows|mac|macbook|imac|linux|ubuntu|chromebook|thinkpad|laptop|pc|desktop|电脑|笔记本|台式机",
+    "phone": "iphone|android|pixel|galaxy|huawei|xiaomi|oppo|vivo|oneplus|手机|安卓|苹果手机|华为|小米",
+    "commute": "commute|commuting|drive to work|bike to work|cycle to work|walk to work|to the office|to work|"
+    "通勤|上班|开车去公司|骑车去公司",
+    "diet": "vegan|vegetarian|pescatarian|keto|carnivore|animal products|plant-based|吃素|素食|纯素|荤|肉食",
+    "weight": "weigh|weight|kg|kilos|pounds|lbs|体重|公斤|斤",
+    "sleep": "go to bed|bedtime|fall asleep|sleep at|睡觉|上床|入睡",
+    "wake": "wake up|get up|起床|醒",
+    "education": "student|undergrad|undergraduate|grad school|graduate|phd|master's|masters|bachelor|kindergarten|"
+    "preschool|grade|high school|middle school|elementary|primary school|university|college|研究生|读研|读博|"
+    "硕士|博士|本科|大学|幼儿园|小学|初中|高中|毕业|上学",
+    "instrument": "piano|guitar|violin|cello|drums|flute|ukulele|saxophone|"
+    "钢琴|吉他|小提琴|大提琴|架子鼓|长笛|尤克里里",
+    "internet": "broadband|isp|internet provider|fiber|宽带|网络|电信|联通|移动",
+    "housing": "rent|renting|apartment|flat|house|condo|dorm|租房|租的|公寓|买房|房子|宿舍",
+    "relationship": "single|dating|married|engaged|divorced|boyfriend|girlfriend|partner|spouse|seeing anyone|"
+    "seeing someone|单身|恋爱|结婚|"
+    "离婚|订婚|男朋友|女朋友|对象",
+    "smoking": "smoke|smoking|cigarette|cigarettes|vape|vaping|抽烟|吸烟|烟",
+    "car": "car|drive a|toyota|honda|tesla|bmw|audi|mercedes|volkswagen|ford|subaru|byd|"
+    "开的是|车|特斯拉|比亚迪|宝马|奥迪",
+}
+
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -204,7 +235,8 @@ def _pattern(names: list[str]) -> re.Pattern[str]:
     parts = []
     for name in sorted(names, key=len, reverse=True):
         escaped = re.escape(name)
-        parts.append(escaped if _CJK.search(name) else rf"\b{escaped}(?:s|es)?\b")
+        # Latin names end where Latin letters do: "\b" sees no edge between "转到" and "Mac".
+        parts.append(escaped if _CJK.search(name) else rf"(?<![A-Za-z0-9]){escaped}(?:s|es)?(?![A-Za-z0-9])")
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -273,3 +305,13 @@ def is_domain(concept: str) -> bool:
 def within(concept: str, family: str) -> bool:
     """Whether ``concept`` is ``family`` or a kind of it (americano within coffee)."""
     return family in lineage(concept)
+
+
+@lru_cache(maxsize=1)
+def _topic_patterns() -> dict[str, re.Pattern[str]]:
+    return {topic: _pattern(_names(spec)) for topic, spec in _TOPICS.items()}
+
+
+def topics_in(text: str) -> frozenset[str]:
+    """The one-at-a-time topics a text is about (its phone, its diet, its school stage...)."""
+    return frozenset(topic for topic, pattern in _topic_patterns().items() if pattern.search(text))

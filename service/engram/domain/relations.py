@@ -26,6 +26,11 @@ def announces_change(text: str) -> bool:
     return read_claim(text).change
 
 
+def announces_change_outright(text: str) -> bool:
+    claim = read_claim(text)
+    return claim.strong_change and bool(claim.topics or claim.slot or claim.old_values)
+
+
 def _reversed_comparison(new: Claim, old: Claim) -> bool:
     """ "email over phone" then "phone over email": the same words, compared the other way round."""
     if not (_COMPARATIVE.search(new.text) and _COMPARATIVE.search(old.text)):
@@ -38,13 +43,20 @@ def _reversed_comparison(new: Claim, old: Claim) -> bool:
 def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     if new.future != old.future:  # a plan and a fact of today are two facts
         return _verdict(Relation.different, "a plan is not what is true today")
+    if new.subject != old.subject:
+        return _verdict(Relation.different, f"about {new.subject}, not {old.subject}")
+    if new.dates and old.dates and new.dates != old.dates:
+        return _verdict(Relation.different, "it happened at another time")
+    if new.strong_change and new.topics & old.topics and not _states_new(old, new):
+        return _verdict(Relation.conflict, f"a change of {', '.join(sorted(new.topics & old.topics))}")
     if new.numbers != old.numbers:
         one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
-        return _verdict(Relation.different, "numbers, ids or dates differ")
-    if new.subject != old.subject:
-        return _verdict(Relation.different, f"about {new.subject}, not {old.subject}")
+        return _verdict(Relation.different, "numbers or ids differ")
+    if new.subject == "someone":  # "he", "她": perhaps not the same person twice
+        same = new.content == old.content and new.negated == old.negated
+        return _verdict(Relation.same, "the same words") if same else _verdict(Relation.different, "about someone")
     if new.change:
         return _relate_change(new, old)
     if new.future or old.future:  # a plan and a fact of today are two facts
@@ -60,6 +72,14 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
 
 def _relate_change(new: Claim, old: Claim) -> MergeVerdict:
     same_slot = new.slot is not None and new.slot == old.slot
+    stated = new.values | new.old_values | new.new_values
+    if (
+        new.negated
+        and not old.negated
+        and (same_slot or old.attribute is None)
+        and lineage_overlap(stated, old.values or old.content)
+    ):
+        return _verdict(Relation.conflict, "the new statement denies this")
     if same_slot and new.single and not (new.values and new.values == old.values and not old.change):
         return _verdict(Relation.conflict, f"{new.attribute} changed")
     related = same_slot or (old.attribute is None and lineage_overlap(old.content, new.old_values))
@@ -68,6 +88,11 @@ def _relate_change(new: Claim, old: Claim) -> MergeVerdict:
     if related and new.new_values and old.values and old.values <= new.new_values and not old.negated:
         return _verdict(Relation.same, "already says the new value")
     return _verdict(Relation.different, "the change is about something else")
+
+
+def _states_new(old: Claim, change: Claim) -> bool:
+    """The older statement already says what the change moves to."""
+    return bool(old.values) and bool(change.new_values) and old.values <= change.new_values and not old.negated
 
 
 def _relate_in_slot(new: Claim, old: Claim) -> MergeVerdict:

@@ -50,15 +50,23 @@ class Candidate:
 
 
 # A statement announcing a change ("I switched to tea") shares few words with what it replaces
-# ("I like coffee"): it is judged against memories this much below the judge threshold too.
+# ("I like coffee"): it is judged against memories this much below the judge threshold too,
+# and down to CHANGE_FLOOR when it says so outright ("I've moved entirely to a Mac" replaces
+# "I use Windows", cosine 0.34).
 CHANGE_MARGIN = 0.1
+CHANGE_FLOOR = 0.2
 # Statements of one slot looked at per new fact.
 SLOT_MATES = 20
 
 
 def floor(thresholds: Thresholds) -> float:
-    """The lowest similarity at which a stored memory is looked at."""
-    return max(0.0, thresholds.judge - CHANGE_MARGIN)
+    """The lowest similarity at which a stored memory is looked at (a change announced outright
+    looks lower still: CHANGE_FLOOR, relative to the model's judge threshold)."""
+    return max(0.0, min(thresholds.judge - CHANGE_MARGIN, _change_floor(thresholds)))
+
+
+def _change_floor(thresholds: Thresholds) -> float:
+    return thresholds.judge * CHANGE_FLOOR / 0.52  # calibrated for USE (judge 0.52); scaled for others
 
 
 async def relate(

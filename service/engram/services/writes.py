@@ -29,7 +29,8 @@ from engram.store import memories as repo
 from engram.store.memories import MemoryRow
 from engram.store.schema import TenantContext
 
-NEIGHBOURS = 3
+# The nearest facts a new one is compared with (a change looks further: see dedup.floor).
+NEIGHBOURS = 8
 
 
 def derived_columns(
