@@ -13,12 +13,10 @@ final active set is right. It says nothing of a real model's quality.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import tempfile
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +26,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from engram.cli.common import with_engram
+from engram.domain.dates import resolve_relative_dates
 from engram.evaluation import lifecycle
-from engram.judge.llm import RELATE_PROMPT
-from engram.runtime import bootstrap_database, open_engram
+from engram.judge.llm import RELATE_MANY_PROMPT, RELATE_PROMPT
+from engram.runtime import Engram
 from engram.settings import LLMSettings, Settings
-from engram.store.embedded import EmbeddedPostgres, _free_port
+from engram.store.embedded import _free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,10 @@ class Oracle:
     def relation(self, existing: str, new: str) -> dict[str, Any]:
         case = self.case
         assert case is not None
+        # engram stores a fact's relative dates as dates ("上个月" -> "2026年11月"): both forms count.
+        now = datetime.now(UTC)
         index = {text: i for i, text in enumerate(case.writes)}
+        index |= {resolve_relative_dates(text, now).text: i for i, text in enumerate(case.writes)}
         old, now = index.get(existing), index.get(new)
         group = {i: g for g, members in enumerate(case.current) for i in members}
         if old is None or now is None:
@@ -64,8 +67,11 @@ class Oracle:
         body = await request.json()
         system, user = body["messages"][0]["content"], body["messages"][1]["content"]
         self.asked += 1
-        if system.startswith(RELATE_PROMPT.split("{")[0][:60]):
-            asked = json.loads(user)
+        asked = json.loads(user)
+        if system.startswith(RELATE_MANY_PROMPT.split("{")[0][:60]):
+            relations = [{"index": e["index"], **self.relation(e["memory"], asked["new"])} for e in asked["existing"]]
+            answer: dict[str, Any] = {"relations": relations}
+        elif system.startswith(RELATE_PROMPT.split("{")[0][:60]):
             answer = self.relation(asked["existing"], asked["new"])
         else:  # not part of this measure: let engram fall back to its rules
             return JSONResponse({"error": {"message": "not scripted"}}, status_code=503)
@@ -92,28 +98,22 @@ def serve(oracle: Oracle) -> tuple[uvicorn.Server, int]:
     return server, port
 
 
-async def run(split: str, data: Path) -> str:
+def run(split: str, data: Path) -> str:
+    """On the database `engram eval` uses (ENGRAM_DATABASE_URL, or the embedded one under .state)."""
     oracle = Oracle()
     server, port = serve(oracle)
-    external = os.environ.get("ENGRAM_DATABASE_URL")
-    postgres = None if external else EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="engram-lc-")))
+    llm = LLMSettings(model="openai/oracle", api_base=f"http://127.0.0.1:{port}/v1", api_key="oracle", retries=0)
+    cases = lifecycle.select(lifecycle.load_cases(data), split)
+
+    async def work(engram: Engram) -> list[lifecycle.Outcome]:
+        return await lifecycle.evaluate_cases(engram, cases, before_case=lambda c: setattr(oracle, "case", c))
+
     try:
-        dsn = external or postgres.start()
-        await bootstrap_database(dsn, "test")
-        llm = LLMSettings(model="openai/oracle", api_base=f"http://127.0.0.1:{port}/v1", api_key="oracle", retries=0)
-        settings = Settings(database_url=dsn, llm=llm, state_dir=Path(tempfile.mkdtemp()))
-        engram = await open_engram(settings, dsn)
-        try:
-            cases = lifecycle.select(lifecycle.load_cases(data), split)
-            outcomes = await lifecycle.evaluate_cases(engram, cases, before_case=lambda c: setattr(oracle, "case", c))
-        finally:
-            await engram.close()
-        title = f"lifecycle, {split} split, LLM judge (scripted from the labels; {oracle.asked} questions)"
-        return lifecycle.as_markdown(outcomes, title)
+        outcomes = with_engram(Settings(llm=llm), work)
     finally:
         server.should_exit = True
-        if postgres is not None:
-            postgres.destroy()
+    title = f"lifecycle, {split} split, LLM judge (scripted from the labels; {oracle.asked} questions)"
+    return lifecycle.as_markdown(outcomes, title)
 
 
 def main() -> None:
@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--split", default="heldout", choices=lifecycle.SPLITS)
     parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "lifecycle.jsonl")
     args = parser.parse_args()
-    print(asyncio.run(run(args.split, args.data)))
+    print(run(args.split, args.data))
 
 
 if __name__ == "__main__":

@@ -152,11 +152,12 @@ def thresholds_for(settings: Settings, model: str) -> Thresholds:
     calibrated = shipped_thresholds().get(model)
     if calibrated is None:
         log.warning("no calibrated dedup thresholds for %s: using 0.97/0.90; run `engram calibrate`", model)
-        calibrated = Thresholds(touch=0.97, judge=0.90)
+        calibrated = Thresholds(touch=0.97, judge=0.90)  # wide view: judge - 0.1
     return Thresholds(
         touch=lifecycle.touch_threshold if lifecycle.touch_threshold is not None else calibrated.touch,
         judge=lifecycle.judge_threshold if lifecycle.judge_threshold is not None else calibrated.judge,
         noise=calibrated.noise,
+        wide=calibrated.wide,
     )
 
 

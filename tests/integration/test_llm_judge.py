@@ -1,6 +1,7 @@
 """The LLM judge through real litellm and HTTP, against a local OpenAI-compatible server with
 scripted answers: good answers are used, malformed ones, errors and timeouts fall back to rules."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -73,27 +74,56 @@ async def test_failures_fall_back_to_the_rules(llm_engram, llm, llm_tenant, fail
     assert [r.memory.content for r in result.results] == ["我喜欢喝美式"]  # what the rules keep
 
 
-async def test_the_model_decides_conflicts_in_the_judge_band(llm_engram, llm, llm_tenant):
-    old = (await llm_engram.writes.write(llm_tenant, NewMemory(content="My favourite sport is tennis"))).memory
-    llm.script.reply_json({"relation": "conflict", "reason": "the favourite changed"})
-    new = await llm_engram.writes.write(llm_tenant, NewMemory(content="My favourite sport is football"))
-    assert new.outcome == WriteOutcome.superseded and new.related.id == old.id
-    assert "My favourite sport is tennis" in llm.script.requests[-1]["messages"][1]["content"]
-    assert (await llm_engram.memories.get(llm_tenant, old.id)).status == Status.superseded
+def relations(*answers: dict) -> dict:
+    """A scripted answer to the write path's one question about all of a new fact's neighbours."""
+    return {"relations": [{"index": i, **answer} for i, answer in enumerate(answers, 1)]}
+
+
+async def test_the_model_is_asked_once_about_every_neighbour_and_retires_what_it_replaces(
+    llm_engram, engram, llm, llm_tenant
+):
+    # Stored by the rule judge, so no scripted answer is spent on them.
+    tennis = (await engram.writes.write(llm_tenant, NewMemory(content="I play tennis every Sunday"))).memory
+    racket = (await engram.writes.write(llm_tenant, NewMemory(content="I bought a new tennis racket"))).memory
+    asked = len(llm.script.requests)
+    llm.script.reply_json(
+        relations(
+            {"relation": "conflict", "reason": "the Sunday sport changed"},
+            {"relation": "different", "reason": "a purchase, still true"},
+        )
+    )
+    new = await llm_engram.writes.write(llm_tenant, NewMemory(content="These days my Sundays are for football"))
+    assert len(llm.script.requests) == asked + 1  # one question for all the neighbours
+    sent = llm.script.requests[-1]["messages"][1]["content"]
+    assert "I play tennis every Sunday" in sent and "I bought a new tennis racket" in sent
+    # The answer is read by index: which neighbour got which number is in the question itself.
+    order = [e["memory"] for e in json.loads(sent)["existing"]]
+    expected = {"I play tennis every Sunday": tennis.id, "I bought a new tennis racket": racket.id}
+    retired = {expected[order[0]]} if order[0] in expected else set()
+    assert {m.id for m in new.superseded} == retired
+    assert new.outcome == (WriteOutcome.superseded if retired else WriteOutcome.created)
 
 
 async def test_a_supplement_without_merged_text_is_decided_by_the_rules(llm_engram, llm, llm_tenant):
     await llm_engram.writes.write(llm_tenant, NewMemory(content="My favourite sport is tennis"))
-    llm.script.reply_json({"relation": "supplement"})
+    llm.script.reply_json(relations({"relation": "supplement"}))
     result = await llm_engram.writes.write(llm_tenant, NewMemory(content="My favourite sport is football"))
-    assert result.outcome == WriteOutcome.created  # the rules see two different facts
+    assert result.outcome == WriteOutcome.superseded  # the rules: a new favourite replaces the old one
+    assert "My favourite sport is tennis" in llm.script.requests[-1]["messages"][1]["content"]
 
 
-async def test_different_numbers_are_never_left_to_the_model(llm_engram, llm, llm_tenant):
+async def test_the_model_cannot_merge_facts_whose_numbers_differ(llm_engram, llm, llm_tenant):
     await llm_engram.writes.write(llm_tenant, NewMemory(content="My locker code is 4711"))
-    asked = len(llm.script.requests)
+    llm.script.reply_json(relations({"relation": "same", "reason": "wrongly the same"}))
     result = await llm_engram.writes.write(llm_tenant, NewMemory(content="My locker code is 4712"))
-    assert result.outcome == WriteOutcome.created and len(llm.script.requests) == asked
+    assert result.outcome == WriteOutcome.created  # order 12345 is not order 12346, whatever it says
+
+
+async def test_the_model_may_replace_a_number_with_a_new_one(llm_engram, llm, llm_tenant):
+    old = (await llm_engram.writes.write(llm_tenant, NewMemory(content="I run 5 km every morning"))).memory
+    llm.script.reply_json(relations({"relation": "conflict", "reason": "a longer run now"}))
+    result = await llm_engram.writes.write(llm_tenant, NewMemory(content="I've upped my morning runs to 10 km"))
+    assert result.outcome == WriteOutcome.superseded and [m.id for m in result.superseded] == [old.id]
 
 
 async def test_consolidation_derives_a_linked_higher_level_memory(llm_engram, engram, llm, llm_tenant):
@@ -101,8 +131,7 @@ async def test_consolidation_derives_a_linked_higher_level_memory(llm_engram, en
     # Stored through the rule judge, so no scripted answer is spent on them.
     sources = [(await engram.writes.write(llm_tenant, NewMemory(content=c))).memory for c in contents]
     llm.script.reply_json({"content": "The user drinks black coffee every morning"})
-    for _ in range(3):
-        llm.script.reply_json({"relation": "different"})  # the derived memory meets its sources on write
+    llm.script.reply_json(relations(*[{"relation": "different"}] * 3))  # the derived memory meets its sources
     report = await llm_engram.consolidation.run(llm_tenant)
     [derived] = report.derived
     assert derived.memory.content == "The user drinks black coffee every morning"

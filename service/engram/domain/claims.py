@@ -273,14 +273,27 @@ def dates_of(text: str) -> frozenset[str]:
     return frozenset(m.group(0).lower() for m in _DATE.finditer(text))
 
 
+_EN_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+    if word != "_"
+} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+_EN_NUMBER = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.I)
+
+
 def numbers_of(text: str) -> frozenset[str]:
-    """Every number (Arabic or Chinese: "六千" is 6000) and identifier (codes, emails) in a text, but
-    its dates: two statements that differ here state different facts, or a new value of one."""
+    """Every number (Arabic, Chinese: "六千" is 6000, or English words: "two") and identifier (codes,
+    emails) in a text, but its dates: two statements that differ here state different facts, or a
+    new value of one. "One" and "一只" are articles ("a"), not counts."""
     text = _DATE.sub(" ", text)
     found = {n.replace(",", ".").lstrip("0") or "0" for n in _NUMBER.findall(text)} | set(extract_identifiers(text))
-    for run in _ZH_NUMBER.findall(text):
-        value = zh_to_int(run)
-        if value is not None:
+    found |= {str(_EN_NUMBERS[w.lower()]) for w in _EN_NUMBER.findall(text)}
+    for match in _ZH_NUMBER.finditer(text):
+        value = zh_to_int(match.group(0))
+        if value is not None and not (value == 1 and match.group(0) == "一"):
             found.add(str(value))
     return frozenset(found)
 

@@ -19,6 +19,9 @@ class Thresholds(BaseModel):
     noise: float = Field(
         0.0, ge=0, lt=1, description="a query and an unrelated memory reach this cosine: no evidence at or below"
     )
+    wide: float | None = Field(
+        None, ge=0, le=1, description="what an LLM judge, or a change announced outright, is shown down to"
+    )
 
 
 def happened_apart(a: datetime | None, b: datetime | None) -> bool:

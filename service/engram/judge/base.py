@@ -10,6 +10,9 @@ from engram.domain.models import Memory
 
 class Judge(ABC):
     name: str
+    # Whether it may be shown every nearby memory (an LLM reads meaning), or only those the rules
+    # can reason about (the same slot, or similar enough).
+    wide_view: bool = False
 
     @abstractmethod
     async def judge_turn(self, turn: Turn) -> TurnJudgement:
@@ -18,6 +21,10 @@ class Judge(ABC):
     @abstractmethod
     async def relate(self, new: str, existing: str, similarity: float) -> MergeVerdict:
         """How a new statement relates to a similar stored memory."""
+
+    async def relate_many(self, new: str, existing: list[tuple[str, float]]) -> list[MergeVerdict]:
+        """How a new statement relates to each of several stored memories (text, similarity)."""
+        return [await self.relate(new, text, similarity) for text, similarity in existing]
 
     @abstractmethod
     async def confirm_forget(self, memory: Memory, score: float) -> ForgetVerdict:

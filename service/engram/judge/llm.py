@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from engram.domain.judgement import ForgetVerdict, MergeVerdict, Relation, Turn, TurnJudgement
-from engram.domain.lifecycle import may_be_same_fact
 from engram.domain.models import Memory
-from engram.domain.relations import relate_statements
 from engram.judge.base import Judge
 from engram.judge.chat import JsonChat
 from engram.judge.rules import RuleJudge
@@ -27,9 +25,18 @@ Answer with JSON only, matching this schema: {schema}"""
 
 RELATE_PROMPT = """Two memories about the same user. Decide how the NEW statement relates to the
 EXISTING memory: "same" (same fact, other words), "supplement" (adds detail; give merged_content,
-one memory holding both), "conflict" (contradicts or replaces it, e.g. a changed preference),
-"different" (distinct facts). Numbers, ids and dates that differ always mean "different".
+one memory holding both), "conflict" (contradicts or replaces it, e.g. a changed preference, a new
+weight), "different" (distinct facts: another order number, another person, another event).
 Answer with JSON only, matching this schema: {schema}"""
+
+RELATE_MANY_PROMPT = """A NEW statement about the user, and EXISTING memories about the same user,
+numbered. For each existing memory, decide how the NEW statement relates to it:
+"same" (the same fact in other words or another language), "supplement" (the NEW one adds detail;
+give merged_content, one memory holding both), "conflict" (the NEW statement makes it no longer
+true: a changed value, preference, status, habit or plan; name every memory it makes stale),
+"different" (anything else: another person's fact, another order or event, another thing of the
+same kind). A new number for the same thing (a new weight, a new phone number) is a "conflict".
+Answer with JSON only, one entry per existing memory, matching this schema: {schema}"""
 
 FORGET_PROMPT = """A memory has not been used for a long time and its decay score is low.
 Should it be forgotten? Keep it if it is still likely useful (identity, health, lasting
@@ -41,12 +48,21 @@ captures what they say together (e.g. "likes americano" + "no sugar" + "coffee e
 Answer with JSON only: {{"content": "..." | null}}"""
 
 
+class IndexedVerdict(MergeVerdict):
+    index: int = Field(description="the number of the existing memory")
+
+
+class RelationsAnswer(BaseModel):
+    relations: list[IndexedVerdict]
+
+
 class DeriveAnswer(BaseModel):
     content: str | None = None
 
 
 class LiteLLMJudge(Judge):
     name = "llm"
+    wide_view = True
 
     def __init__(self, chat: JsonChat, fallback: RuleJudge) -> None:
         self._chat = chat
@@ -65,13 +81,33 @@ class LiteLLMJudge(Judge):
         return answer if answer.should_write else TurnJudgement(should_write=False, reason=answer.reason)
 
     async def relate(self, new: str, existing: str, similarity: float) -> MergeVerdict:
-        if not may_be_same_fact(new, existing):  # numbers are never left to the model
-            return relate_statements(new, existing)
         user = json.dumps({"existing": existing, "new": new}, ensure_ascii=False)
         answer = await self._chat.ask(RELATE_PROMPT, user, MergeVerdict)
         if answer is None or (answer.relation == Relation.supplement and not answer.merged_content):
             return await self._fallback.relate(new, existing, similarity)
         return answer
+
+    async def relate_many(self, new: str, existing: list[tuple[str, float]]) -> list[MergeVerdict]:
+        """One question for all of them; any memory the answer leaves out, or answers unusably, is
+        decided by the rules."""
+        if not existing:
+            return []
+        numbered = [{"index": i, "memory": text} for i, (text, _) in enumerate(existing, 1)]
+        user = json.dumps({"new": new, "existing": numbered}, ensure_ascii=False)
+        answer = await self._chat.ask(RELATE_MANY_PROMPT, user, RelationsAnswer)
+        given = {v.index: v for v in answer.relations} if answer is not None else {}
+        out = []
+        for i, (text, similarity) in enumerate(existing, 1):
+            verdict = given.get(i)
+            if verdict is None or (verdict.relation == Relation.supplement and not verdict.merged_content):
+                out.append(await self._fallback.relate(new, text, similarity))
+            else:
+                out.append(
+                    MergeVerdict(
+                        relation=verdict.relation, merged_content=verdict.merged_content, reason=verdict.reason
+                    )
+                )
+        return out
 
     async def confirm_forget(self, memory: Memory, score: float) -> ForgetVerdict:
         user = json.dumps(

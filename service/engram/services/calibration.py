@@ -120,6 +120,7 @@ def shipped_thresholds() -> dict[str, Thresholds]:
 def save_thresholds(model: str, thresholds: Thresholds) -> Path:
     path = Path(str(resources.files("engram.data") / _FILE))
     raw = json.loads(path.read_text())
-    raw[model] = {**raw.get(model, {}), **thresholds.model_dump(exclude={"noise"})}  # noise is measured apart
+    # noise and wide are measured apart (docs/lifecycle.md), not by this pair set
+    raw[model] = {**raw.get(model, {}), **thresholds.model_dump(exclude={"noise", "wide"})}
     path.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
     return path

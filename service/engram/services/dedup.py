@@ -11,9 +11,9 @@ import numpy as np
 
 from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
-from engram.domain.lifecycle import may_be_same_fact
+from engram.domain.lifecycle import may_be_same_fact, numbers_of
 from engram.domain.models import Kind, Memory
-from engram.domain.relations import announces_change, relate_statements
+from engram.domain.relations import announces_change, announces_change_outright, relate_statements
 from engram.judge import Judge
 from engram.store.memories import MemoryRow
 
@@ -50,36 +50,68 @@ class Candidate:
 
 
 # A statement announcing a change ("I switched to tea") shares few words with what it replaces
-# ("I like coffee"): it is judged against memories this much below the judge threshold too,
-# and down to CHANGE_FLOOR when it says so outright ("I've moved entirely to a Mac" replaces
-# "I use Windows", cosine 0.34).
+# ("I like coffee"): it is judged against memories this much below the judge threshold too, and
+# down to the model's wide threshold when it says so outright ("I've moved entirely to a Mac"
+# replaces "I use Windows", cosine 0.34 with USE).
 CHANGE_MARGIN = 0.1
-CHANGE_FLOOR = 0.2
 # Statements of one slot looked at per new fact.
 SLOT_MATES = 20
 
 
-def floor(thresholds: Thresholds) -> float:
-    """The lowest similarity at which a stored memory is looked at (a change announced outright
-    looks lower still: CHANGE_FLOOR, relative to the model's judge threshold)."""
-    return max(0.0, min(thresholds.judge - CHANGE_MARGIN, _change_floor(thresholds)))
+def floor(thresholds: Thresholds, judge: Judge) -> float:
+    """The lowest similarity at which a stored memory is looked at: a judge with a wide view (an
+    LLM, which reads meaning) is shown the nearest memories whatever their similarity."""
+    if judge.wide_view:
+        return -1.0
+    return max(0.0, min(thresholds.judge - CHANGE_MARGIN, _wide(thresholds)))
 
 
-def _change_floor(thresholds: Thresholds) -> float:
-    return thresholds.judge * CHANGE_FLOOR / 0.52  # calibrated for USE (judge 0.52); scaled for others
+def _wide(thresholds: Thresholds) -> float:
+    return thresholds.wide if thresholds.wide is not None else thresholds.judge - CHANGE_MARGIN
+
+
+def in_view(new: str, similarity: float, thresholds: Thresholds, judge: Judge, same_slot: bool = False) -> bool:
+    """Whether a stored memory is looked at: the same slot, or similar enough (a change a little
+    less, a change announced outright less still); a judge with a wide view (an LLM) sees all the
+    nearest memories it is given."""
+    return (
+        judge.wide_view
+        or same_slot
+        or similarity >= thresholds.judge
+        or (similarity >= thresholds.judge - CHANGE_MARGIN and announces_change(new))
+        or (similarity >= _wide(thresholds) and announces_change_outright(new))
+    )
 
 
 async def relate(
     new: str, existing: str, similarity: float, thresholds: Thresholds, judge: Judge, same_slot: bool = False
 ) -> MergeVerdict:
-    """The merge decision for one pair, as the write path, consolidation and calibration make it.
-    A pair is looked at when it is about the same slot, or similar enough (a change: a little less)."""
-    in_view = same_slot or similarity >= thresholds.judge or (similarity >= floor(thresholds) and announces_change(new))
-    if not in_view:
-        return MergeVerdict(relation=Relation.different, reason="not similar enough, and not the same slot")
-    if not may_be_same_fact(new, existing):  # numbers decide, never a model
-        return relate_statements(new, existing)
-    return await judge.relate(new, existing, similarity)
+    """The merge decision for one pair, as consolidation and calibration make it (the write path
+    asks about all of a new fact's candidates at once: relate_all)."""
+    return (await relate_all(new, [(existing, similarity, same_slot)], thresholds, judge))[0]
+
+
+async def relate_all(
+    new: str, candidates: list[tuple[str, float, bool]], thresholds: Thresholds, judge: Judge
+) -> list[MergeVerdict]:
+    """How a new statement relates to each candidate (text, similarity, same slot): out of view is
+    different; the rest go to the judge in one question. Two statements whose numbers or ids
+    differ on both sides are never the same fact, whatever the judge says (order 12345 is not
+    order 12346): at most one replaces the other (a new weight, a new phone number)."""
+    verdicts: list[MergeVerdict] = []
+    asked: list[int] = []
+    for i, (_, similarity, same_slot) in enumerate(candidates):
+        verdicts.append(MergeVerdict(relation=Relation.different, reason="not similar enough, not the same slot"))
+        if in_view(new, similarity, thresholds, judge, same_slot):
+            asked.append(i)
+    answers = await judge.relate_many(new, [(candidates[i][0], candidates[i][1]) for i in asked]) if asked else []
+    for i, verdict in zip(asked, answers, strict=True):
+        existing = candidates[i][0]
+        numbers_differ = not may_be_same_fact(new, existing) and numbers_of(new) and numbers_of(existing)
+        if numbers_differ and verdict.relation in (Relation.same, Relation.supplement):
+            verdict = relate_statements(new, existing)
+        verdicts[i] = verdict
+    return verdicts
 
 
 def decide(related: list[tuple[Candidate, MergeVerdict]]) -> Decision:
@@ -124,10 +156,10 @@ async def plan(
         if row.kind == Kind.turn:  # a transcript line is kept verbatim: never merged or superseded
             decisions.append(Decision(Relation.different))
             continue
-        candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], floor(thresholds))
-        related = [
-            (c, await relate(row.content, c.content, c.similarity, thresholds, judge, c.same_slot)) for c in candidates
-        ]
+        candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], floor(thresholds, judge))
+        asked = [(c.content, c.similarity, c.same_slot) for c in candidates]
+        verdicts = await relate_all(row.content, asked, thresholds, judge)
+        related = zip(candidates, verdicts, strict=True)
         decisions.append(decide([(c, v) for c, v in related if v.relation != Relation.different]))
     return decisions
 

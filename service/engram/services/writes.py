@@ -116,7 +116,9 @@ class WriteService:
             facts = [r for r in rows if r.kind == Kind.fact]
             near, mates = iter([]), iter([])
             if facts:
-                near = iter(await repo.nearest_active(conn, ctx.schema, facts, NEIGHBOURS, dedup.floor(thresholds)))
+                near = iter(
+                    await repo.nearest_active(conn, ctx.schema, facts, NEIGHBOURS, dedup.floor(thresholds, self._judge))
+                )
                 mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
             neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
             slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
