@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import asyncpg
 
 from engram.cache import Cache, build_cache
+from engram.domain import tokenize
 from engram.domain.dedup import Thresholds
 from engram.embedding import Embedders, build_embedder
 from engram.errors import ConfigurationError
@@ -101,6 +103,8 @@ async def check_environment(pool: asyncpg.Pool, environment: str) -> None:
 
 
 async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> Engram:
+    # The Chinese word dictionary loads beside start-up, not on the first Chinese query.
+    threading.Thread(target=tokenize.warm_up, name="engram-warm-up", daemon=True).start()
     embedder = build_embedder(settings)
     pool = await create_pool(
         dsn, settings.pool_min_size, settings.pool_max_size, ef_search=settings.retrieval.hnsw_ef_search

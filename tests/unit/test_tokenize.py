@@ -11,8 +11,11 @@ def test_word_inside_longer_chinese_word_is_found():
     assert "柯基" in document_tokens("我家有一只柯基犬")
 
 
-def test_query_keeps_only_bigrams_for_longer_runs():
-    assert query_tokens("顺丰快递") == ["顺丰", "丰快", "快递"]
+def test_a_chinese_query_is_cut_into_words_not_across_them():
+    assert query_tokens("顺丰快递") == ["顺丰", "快递"]  # no "丰快": nobody's word
+    assert query_tokens("用户平时喝什么？") == ["平时", "喝"]  # the user and the question word ask for nothing
+    assert query_tokens("我家有一只柯基犬")[-2:] == ["柯基", "基犬"]  # a long word by its bigrams
+    assert set(query_tokens("what does the user drink")) == {"drink"}
 
 
 def test_single_character_query_is_kept_unless_a_stop_character():

@@ -195,12 +195,18 @@ def cut(fused: list[FusedHit], ratio: float, floor: float = 0.0) -> list[FusedHi
 
 
 def latest_first(fused: list[FusedHit], times: dict[UUID, datetime], ratio: float) -> list[FusedHit]:
-    """ "上次", "last time": among the matches (a score within ``ratio`` of the best), the one that
-    happened last comes first; the rest follow by score."""
+    """ "上次", "last time": among the matches (a score, or a vector evidence, within ``ratio`` of the
+    best: a match in the other language shares no words, but means as much), the one that happened
+    last comes first; the rest follow by score."""
     if not fused:
         return []
     best = max(h.score for h in fused)
-    matches = [h for h in fused if h.score >= ratio * best and h.id in times]
+    best_vector = max(h.channels.vector for h in fused)
+    matches = [
+        h
+        for h in fused
+        if h.id in times and (h.score >= ratio * best or (best_vector > 0 and h.channels.vector >= ratio * best_vector))
+    ]
     matches.sort(key=lambda h: (times[h.id], h.score), reverse=True)
     chosen = {h.id for h in matches}
     return matches + [h for h in fused if h.id not in chosen]

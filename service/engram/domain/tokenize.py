@@ -4,6 +4,11 @@ PostgreSQL's text search does not segment Chinese, so tokens are made here and s
 tsvector: CJK text becomes character bigrams (plus unigrams, so one-character words match),
 Latin text becomes lower-cased, stemmed words ("likes" and "liked" match "like"), and
 identifiers (12345, CA981, emails) stay whole.
+
+A Chinese query is cut into words first (jieba), so its tokens are its words: a one-character
+word ("喝") is its unigram, a longer one its bigrams, and no token straddles two words ("时喝" in
+"平时喝什么" is nobody's word, matches nothing, and would only dilute the words that do match).
+Question words ("什么", "哪里") say what is asked, not what to find, and are left out.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -29,6 +35,12 @@ EN_STOPWORDS = frozenset(
     s t d m ll re ve""".split()
 )
 ZH_STOPCHARS = frozenset("的了是在我你他她它们这那和与也都就吗呢吧啊")
+ZH_QUESTION_WORDS = frozenset(
+    "什么 什么时候 时候 怎么 怎样 怎么样 为什么 为何 哪 哪里 哪儿 哪些 哪个 哪家 哪位 谁 几 多少 多久 是不是 有没有 "
+    "能不能 会不会 要不要 啥 咋 呀 嘛 么".split()
+)
+# Every memory of a tenant is about its user: asking for "the user" asks for nothing in particular.
+QUERY_STOPWORDS = frozenset({"user", "users", "用户"})
 
 
 def document_tokens(text: str) -> list[str]:
@@ -37,8 +49,38 @@ def document_tokens(text: str) -> list[str]:
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query."""
-    return list(dict.fromkeys(_tokens(text, unigrams=False)))
+    """Distinct tokens of a query: Chinese by its words, the rest as in a document."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    out: list[str] = list(extract_identifiers(text))
+    for run in _CJK_RUN.findall(text):
+        for word in _segment(run):
+            if word in ZH_QUESTION_WORDS or word in QUERY_STOPWORDS or (len(word) == 1 and word in ZH_STOPCHARS):
+                continue
+            out.extend([word] if len(word) <= 2 else _cjk_tokens(word, unigrams=False))
+    latin = _CJK_RUN.sub(" ", text)
+    out.extend(_stem(w) for w in _WORD.findall(latin) if w not in EN_STOPWORDS and w not in QUERY_STOPWORDS)
+    return list(dict.fromkeys(out))
+
+
+def _segment(run: str) -> list[str]:
+    return _segmenter().lcut(run)  # with its HMM, unknown names stay whole ("顺丰", "陈奕迅")
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> Any:
+    """jieba, with its dictionary loaded (about a second, once per process)."""
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def warm_up() -> None:
+    """Load the Chinese word dictionary now rather than on the first Chinese query."""
+    _segmenter()
 
 
 def _tokens(text: str, *, unigrams: bool) -> list[str]:

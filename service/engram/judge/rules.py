@@ -45,13 +45,13 @@ _PREFERENCE = re.compile(
 )
 _TASK = re.compile(
     r"\b(remind me|need to|have to|must|todo|to-do|don'?t forget to|deadline|due)\b|"
-    r"提醒|需要|要记得|记得要|待办|截止|必须",
+    r"提醒|需要|要记得|记得要|记得|别忘了|待办|截止|必须|要交|得交|要去|要还|到期",
     re.IGNORECASE,
 )
 _EVENT = re.compile(
-    r"\b(yesterday|last (week|month|year|night)|tomorrow|next (week|month)|on (monday|tuesday|wednesday|"
+    r"\b(yesterday|last (week|month|year|night)|tomorrow|next (week|month|year)|on (monday|tuesday|wednesday|"
     r"thursday|friday|saturday|sunday)|went|visited|bought|met|attended|moved|started|finished|booked)\b|"
-    r"昨天|前天|上周|上个月|明天|下周|去了|买了|参加了|见了|搬到|开始|完成了|预订|最近",
+    r"昨天|前天|上周|上个月|明天|后天|下周|下个月|去了|买了|参加了|见了|搬到|开始|完成了|预订|最近",
     re.IGNORECASE,
 )
 _SELF = re.compile(r"\b(i|i'm|i've|my|me|we|our)\b|我", re.IGNORECASE)
