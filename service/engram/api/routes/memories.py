@@ -13,6 +13,7 @@ from engram.api.deps import EngramDep, TenantDep
 from engram.domain.models import (
     BatchWriteResult,
     HistoryEvent,
+    Kind,
     Layer,
     Memory,
     MemoryCounts,
@@ -59,6 +60,7 @@ async def list_memories(
     ctx: TenantDep,
     engram: EngramDep,
     type: Annotated[list[MemoryType] | None, Query()] = None,
+    kind: Annotated[list[Kind] | None, Query(description="fact or turn (default: both)")] = None,
     layer: Annotated[list[Layer] | None, Query()] = None,
     status_: Annotated[list[Status] | None, Query(alias="status")] = None,
     tag: Annotated[list[str] | None, Query()] = None,
@@ -74,6 +76,7 @@ async def list_memories(
     """Memories newest first, keyset-paged: pass ``next_cursor`` back as ``cursor``."""
     f = MemoryFilter(
         types=type,
+        kinds=kind,
         layers=layer,
         statuses=status_ or [Status.active],
         tags=tag,
