@@ -202,3 +202,13 @@ async def test_the_same_event_on_different_days_is_two_memories(engram, tenant):
     )
     assert march.outcome == "created" and june.outcome == "created" and june.memory.id != march.memory.id
     assert again.outcome in ("touched", "duplicate") and again.memory.id == june.memory.id
+
+
+async def test_the_weekly_run_is_kept_per_tenant_so_restarts_neither_repeat_nor_skip_it(engram, tenant):
+    ctx, _ = tenant
+    one_tenant = dataclasses.replace(engram, settings=engram.settings.model_copy(update={"tenant": ctx.name}))
+    week = timedelta(days=7)
+    start = datetime.now(UTC)
+    assert await scheduler.run_once(one_tenant, week, now=start) == [ctx.name]  # never ran: due
+    assert await scheduler.run_once(one_tenant, week, now=start + timedelta(days=6)) == []  # not yet
+    assert await scheduler.run_once(one_tenant, week, now=start + timedelta(days=7)) == [ctx.name]

@@ -1,6 +1,7 @@
 """`python -m engram_operator`, the chart's command, as a process: bad invocations exit 2 with a
 message; a good one serves MemoryTenants and stops cleanly on SIGTERM."""
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -50,4 +51,6 @@ async def test_the_operator_process_serves_tenants_and_stops_on_sigterm(emulator
         await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("status") == "True")
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(60) == 0, log.read_text()[-3000:]
+        # Waited for in a thread: the emulator is served from this loop, and a blocked loop cannot
+        # answer the requests the operator still has in flight while it stops.
+        assert await asyncio.to_thread(process.wait, 60) == 0, log.read_text()[-3000:]

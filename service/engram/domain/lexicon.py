@@ -263,25 +263,24 @@ def _lookup(by_name: dict[str, str], found: str) -> str | None:
     return None
 
 
-def concepts_in(text: str) -> list[Mention]:
-    """Every concept named in the text, longest names first, left to right."""
-    pattern, by_name = _concept_index()
-    out = []
-    for match in pattern.finditer(text):
-        concept = _lookup(by_name, match.group(0))
-        if concept is not None:
-            out.append(Mention(concept, match.start(), match.end()))
-    return out
-
-
-def people_in(text: str) -> list[Mention]:
-    pattern, by_name = _people_index()
+def _mentions(index: tuple[re.Pattern[str], dict[str, str]], text: str) -> list[Mention]:
+    pattern, by_name = index
     out = []
     for match in pattern.finditer(text):
         key = _lookup(by_name, match.group(0))
         if key is not None:
             out.append(Mention(key, match.start(), match.end()))
     return out
+
+
+def concepts_in(text: str) -> list[Mention]:
+    """Every concept named in the text, longest names first, left to right."""
+    return _mentions(_concept_index(), text)
+
+
+def people_in(text: str) -> list[Mention]:
+    """Every person or place of the user's named in the text ("my sister", "我们公司")."""
+    return _mentions(_people_index(), text)
 
 
 def lineage(concept: str) -> list[str]:

@@ -139,7 +139,12 @@ async def nearest_active(
             floor,
             rows[0].embedding_model,
         )
-    found: list[list[tuple[Memory, float]]] = [[] for _ in rows]
+    return _per_row(records, len(rows))
+
+
+def _per_row(records: list[asyncpg.Record], rows: int) -> list[list[tuple[Memory, float]]]:
+    """Records of a lateral join over the rows (by ``position``), each memory with its similarity."""
+    found: list[list[tuple[Memory, float]]] = [[] for _ in range(rows)]
     for r in records:
         data = dict(r)
         position, similarity = data.pop("position"), data.pop("similarity")
@@ -183,12 +188,7 @@ async def active_in_slots(
         limit,
         rows[0].embedding_model,
     )
-    found: list[list[tuple[Memory, float]]] = [[] for _ in rows]
-    for r in records:
-        data = dict(r)
-        position, similarity = data.pop("position"), data.pop("similarity")
-        found[position - 1].append((Memory.model_validate(data), float(similarity)))
-    return found
+    return _per_row(records, len(rows))
 
 
 async def get_active_by_dedup_keys(conn: asyncpg.Connection, schema: str, keys: list[str]) -> dict[str, Memory]:
