@@ -183,19 +183,22 @@ async def test_near_misses_stay_two_facts(api, statements):
 async def test_transcript_turns_are_kept_verbatim(api):
     client, _ = api
     turns = [
-        "User: How long did you wait for the decision? -- Over a year",
-        "Assistant: I'm so glad your application has been approved!",
-        "User: I switched from coffee to tea",
-        "User: I like coffee",
-        "User: I like coffee",  # the same line again in the same conversation: a duplicate
+        "Over a year",
+        "I'm so glad your application has been approved!",
+        "I live in Hangzhou",
+        "I moved to Shanghai last month",  # as facts, this would retire the line before
+        "I really like coffee",
+        "I like coffee",  # as facts, a repeat
+        "I like coffee",  # the same line again in the same conversation: a duplicate
     ]
     items = [{"content": t, "kind": "turn", "session_id": "chat-1"} for t in turns]
     response = await client.post("/memories/batch", json={"items": items})
     outcomes = [r["outcome"] for r in response.json()["results"]]
-    assert outcomes == ["created", "created", "created", "created", "duplicate"]
-    again = await client.post("/memories/batch", json={"items": [{**items[3], "session_id": "chat-2"}]})
+    assert outcomes == ["created"] * 6 + ["duplicate"]
+    assert "I moved to Shanghai last month" in await active(client)  # verbatim: no date rewriting
+    again = await client.post("/memories/batch", json={"items": [{**items[5], "session_id": "chat-2"}]})
     assert again.json()["results"][0]["outcome"] == "created"  # another conversation: another turn
-    assert len(await active(client)) == 5
+    assert len(await active(client)) == 7
 
 
 # -- 6. forgetting keeps what matters ---------------------------------------------------------

@@ -49,6 +49,9 @@ SAME, SUPPLEMENT, CONFLICT, DIFFERENT = Relation.same, Relation.supplement, Rela
         ("我的上司是张三", "我的下属是张三", DIFFERENT),
         ("我们公司有六千人", "我们公司有六百人", DIFFERENT),
         ("他本科毕业", "他专科毕业", DIFFERENT),
+        ("He likes cats", "She likes cats", DIFFERENT),
+        ("他喜欢猫", "她喜欢猫", DIFFERENT),
+        ("He lives in Hangzhou", "He lives in Shanghai", DIFFERENT),  # perhaps not the same "he"
         ("My order 12345 was delayed", "My order 12346 was delayed", DIFFERENT),
         ("I like cats", "I like dogs", DIFFERENT),
         ("I play tennis", "I watch tennis on TV", DIFFERENT),

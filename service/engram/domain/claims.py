@@ -76,6 +76,7 @@ _STRONG_CHANGE = re.compile(
     r"转到|戒了|戒掉|搬到|搬去|卖了",
     re.I,
 )
+_PRONOUN = {"his": "he", "him": "he", "her": "she", "their": "they", "them": "they", "他们": "they", "她们": "they"}
 _THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|她们|他|她", re.I)
 # A plan or an intention: true of the future, so it retires nothing now.
 _FUTURE = re.compile(
@@ -347,8 +348,9 @@ def _proper_names(prefix: str) -> list[str]:
 def _subject(prefix: str, language: str) -> str:
     """Who the words before the predicate name: the user, one of theirs, or someone else ("he":
     someone, never known to be the same someone)."""
-    if _THIRD_PERSON.search(prefix) and not (_SELF_EN.search(prefix) or _SELF_ZH.search(prefix)):
-        return "someone"
+    third = _THIRD_PERSON.search(prefix)
+    if third is not None and not (_SELF_EN.search(prefix) or _SELF_ZH.search(prefix)):
+        return "someone:" + _PRONOUN.get(third.group(0).lower(), third.group(0).lower())
     people = _people(prefix)
     # A sister or a boss the user mentions is the user's; a place only when said so ("our office",
     # "我们公司"): in "We bought a house" the house is what was bought, not who.

@@ -54,7 +54,7 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
         return _verdict(Relation.different, "numbers or ids differ")
-    if new.subject == "someone":  # "he", "她": perhaps not the same person twice
+    if new.subject.startswith("someone"):  # "he", "她": perhaps not the same person twice
         same = new.content == old.content and new.negated == old.negated
         return _verdict(Relation.same, "the same words") if same else _verdict(Relation.different, "about someone")
     if new.change:

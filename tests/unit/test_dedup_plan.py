@@ -1,0 +1,49 @@
+"""The write decision as a pure plan: what each new row is, given what is stored near it."""
+
+import uuid
+from datetime import UTC, datetime
+
+import numpy as np
+
+from engram.domain.dedup import Thresholds
+from engram.domain.judgement import Relation
+from engram.domain.models import Kind, Memory
+from engram.judge.rules import RuleJudge
+from engram.services.dedup import plan
+from engram.store.memories import MemoryRow
+
+THRESHOLDS = Thresholds(touch=0.81, judge=0.52, noise=0.05, wide=0.2)
+VECTOR = np.ones(4, dtype=np.float32) / 2
+
+
+def row(content: str, kind: Kind = Kind.fact, slot: str | None = None) -> MemoryRow:
+    return MemoryRow(
+        content=content, kind=kind.value, type="fact", layer="long_term", source=None, external_id=None,
+        importance=0.5, language="en", occurred_at=None, session_id="chat", task_id=None, tags=[], metadata={},
+        dedup_key=content, identifiers=[], search_tokens="", embedding=VECTOR, embedding_model="m", slot=slot,
+    )  # fmt: skip
+
+
+def stored(content: str, kind: Kind = Kind.fact) -> Memory:
+    now = datetime.now(UTC)
+    return Memory(
+        id=uuid.uuid4(), content=content, kind=kind, type="fact", layer="long_term", source=None, external_id=None,
+        importance=0.5, language="en", created_at=now, updated_at=now, occurred_at=None, last_accessed_at=None,
+        access_count=0, status="active", superseded_by=None, session_id="chat", task_id=None, tags=[],
+        metadata={}, embedding_model="m",
+    )  # fmt: skip
+
+
+async def test_a_fact_change_retires_its_neighbours_but_a_turn_never_relates():
+    old = stored("I live in Hangzhou")
+    near = [[(old, 0.9)], [(old, 0.9)]]
+    rows = [row("I moved to Shanghai"), row("I moved to Shanghai.", Kind.turn)]
+    decisions = await plan(rows, {}, near, [[], []], THRESHOLDS, RuleJudge())
+    assert decisions[0].relation == Relation.conflict and [t.memory for t in decisions[0].retire] == [old]
+    assert decisions[1].relation == Relation.different and decisions[1].retire == []
+
+
+async def test_an_exact_copy_is_a_duplicate_of_a_fact_and_of_a_turn():
+    rows = [row("I like coffee", Kind.turn), row("I like coffee", Kind.turn)]
+    decisions = await plan(rows, {}, [[], []], [[], []], THRESHOLDS, RuleJudge())
+    assert decisions[1].relation == Relation.same and decisions[1].exact and decisions[1].target.batch_index == 0
