@@ -47,3 +47,11 @@ async def test_an_exact_copy_is_a_duplicate_of_a_fact_and_of_a_turn():
     rows = [row("I like coffee", Kind.turn), row("I like coffee", Kind.turn)]
     decisions = await plan(rows, {}, [[], []], [[], []], THRESHOLDS, RuleJudge())
     assert decisions[1].relation == Relation.same and decisions[1].exact and decisions[1].target.batch_index == 0
+
+
+async def test_rows_of_one_batch_relate_to_each_other_with_or_without_a_slot():
+    rows = [row("We met at the old harbour"), row("Oh and we met at the old harbour"), row("I like tea", slot="u")]
+    rows += [row("I really like tea", slot="u")]
+    decisions = await plan(rows, {}, [[]] * 4, [[]] * 4, THRESHOLDS, RuleJudge())
+    assert decisions[1].relation == Relation.same and decisions[1].target.batch_index == 0  # no slot
+    assert decisions[3].relation == Relation.same and decisions[3].target.batch_index == 2  # the same slot

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.lexicon import concepts_in, domain_of, is_domain, lineage, people_in, topics_in, within
@@ -285,6 +286,7 @@ _EN_NUMBERS = {
 _EN_NUMBER = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.I)
 
 
+@lru_cache(maxsize=8192)
 def numbers_of(text: str) -> frozenset[str]:
     """Every number (Arabic, Chinese: "六千" is 6000, or English words: "two") and identifier (codes,
     emails) in a text, but its dates: two statements that differ here state different facts, or a
@@ -446,8 +448,9 @@ def _change_values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(old - new), frozenset(new)
 
 
+@lru_cache(maxsize=8192)
 def read_claim(text: str) -> Claim:
-    """The claim of one statement (see the module's docstring)."""
+    """The claim of one statement (see the module's docstring); pure, so each text is read once."""
     text = strip_filler(text)
     language = _language(text)
     lowered = text.lower() if language == "en" else text

@@ -215,6 +215,7 @@ _TOPICS: dict[str, str] = {
 }
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 
 
 @dataclass(frozen=True)
@@ -230,57 +231,104 @@ def _names(spec: str) -> list[str]:
     return [n for n in spec.split("|") if n]
 
 
-def _pattern(names: list[str]) -> re.Pattern[str]:
-    """Longest names first; English names as whole words with an optional plural."""
-    parts = []
-    for name in sorted(names, key=len, reverse=True):
-        escaped = re.escape(name)
-        # Latin names end where Latin letters do: "\b" sees no edge between "转到" and "Mac".
-        parts.append(escaped if _CJK.search(name) else rf"(?<![A-Za-z0-9]){escaped}(?:s|es)?(?![A-Za-z0-9])")
-    return re.compile("|".join(parts), re.IGNORECASE)
+_LATIN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Names to what they name, scanned by dictionary lookups (a regex alternation of hundreds of
+    names is slow): Latin names as runs of whole words, plural "s"/"es" allowed on the last one,
+    Chinese names as substrings, longest first."""
+
+    by_name: dict[str, str]
+    words_from: dict[str, int]  # first word of a Latin name -> the most words a name starting so has
+    cjk_chars: int
+
+    @classmethod
+    def of(cls, by_name: dict[str, str]) -> _Index:
+        words_from: dict[str, int] = {}
+        for name in (n for n in by_name if not _CJK.search(n)):
+            first, count = name.split()[0], len(name.split())
+            words_from[first] = max(words_from.get(first, 1), count)
+        cjk = [len(n) for n in by_name if _CJK.search(n)]
+        return cls(by_name, words_from, max(cjk, default=1))
+
+    def lookup(self, found: str) -> str | None:
+        for candidate in (found, found.removesuffix("es"), found.removesuffix("s")):
+            if candidate in self.by_name:
+                return self.by_name[candidate]
+        return None
+
+    def mentions(self, text: str) -> tuple[Mention, ...]:
+        lowered = text.lower()
+        out = self._latin(lowered) + self._cjk(lowered)
+        return tuple(sorted(out, key=lambda m: m.start))
+
+    def _latin(self, text: str) -> list[Mention]:
+        words = list(_LATIN_WORD.finditer(text))
+        out, i = [], 0
+        while i < len(words):
+            word = words[i].group(0)
+            starts = [self.words_from[w] for w in self._stems(word) if w in self.words_from]
+            if not starts:  # most words begin no name: one set lookup each
+                i += 1
+                continue
+            for n in range(min(max(starts), len(words) - i), 0, -1):
+                span = words[i : i + n]
+                found = self.lookup(" ".join(w.group(0) for w in span))
+                if found is not None:
+                    out.append(Mention(found, span[0].start(), span[-1].end()))
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
+
+    @staticmethod
+    def _stems(word: str) -> tuple[str, ...]:
+        return (word, word.removesuffix("es"), word.removesuffix("s"))
+
+    def _cjk(self, text: str) -> list[Mention]:
+        out = []
+        for run in _CJK_RUN.finditer(text):
+            p, chars = run.start(), run.group(0)
+            i = 0
+            while i < len(chars):
+                for n in range(min(self.cjk_chars, len(chars) - i), 0, -1):
+                    found = self.by_name.get(chars[i : i + n])
+                    if found is not None:
+                        out.append(Mention(found, p + i, p + i + n))
+                        i += n
+                        break
+                else:
+                    i += 1
+        return out
 
 
 @lru_cache(maxsize=1)
-def _concept_index() -> tuple[re.Pattern[str], dict[str, str]]:
+def _concept_index() -> _Index:
     by_name: dict[str, str] = {}
     for concept, (_, spec) in _CONCEPTS.items():
         for name in _names(spec):
             by_name.setdefault(name.lower(), concept)
-    return _pattern(list(by_name)), by_name
+    return _Index.of(by_name)
 
 
 @lru_cache(maxsize=1)
-def _people_index() -> tuple[re.Pattern[str], dict[str, str]]:
-    by_name = {name.lower(): key for key, spec in _PEOPLE.items() for name in _names(spec)}
-    return _pattern(list(by_name)), by_name
+def _people_index() -> _Index:
+    return _Index.of({name.lower(): key for key, spec in _PEOPLE.items() for name in _names(spec)})
 
 
-def _lookup(by_name: dict[str, str], found: str) -> str | None:
-    word = found.lower()
-    for candidate in (word, word.removesuffix("es"), word.removesuffix("s")):
-        if candidate in by_name:
-            return by_name[candidate]
-    return None
-
-
-def _mentions(index: tuple[re.Pattern[str], dict[str, str]], text: str) -> list[Mention]:
-    pattern, by_name = index
-    out = []
-    for match in pattern.finditer(text):
-        key = _lookup(by_name, match.group(0))
-        if key is not None:
-            out.append(Mention(key, match.start(), match.end()))
-    return out
-
-
-def concepts_in(text: str) -> list[Mention]:
+@lru_cache(maxsize=16384)
+def concepts_in(text: str) -> tuple[Mention, ...]:
     """Every concept named in the text, longest names first, left to right."""
-    return _mentions(_concept_index(), text)
+    return _concept_index().mentions(text)
 
 
-def people_in(text: str) -> list[Mention]:
+@lru_cache(maxsize=16384)
+def people_in(text: str) -> tuple[Mention, ...]:
     """Every person or place of the user's named in the text ("my sister", "我们公司")."""
-    return _mentions(_people_index(), text)
+    return _people_index().mentions(text)
 
 
 def lineage(concept: str) -> list[str]:
@@ -307,10 +355,13 @@ def within(concept: str, family: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _topic_patterns() -> dict[str, re.Pattern[str]]:
-    return {topic: _pattern(_names(spec)) for topic, spec in _TOPICS.items()}
+def _topic_indexes() -> dict[str, _Index]:
+    return {
+        topic: _Index.of(dict.fromkeys((n.lower() for n in _names(spec)), topic)) for topic, spec in _TOPICS.items()
+    }
 
 
+@lru_cache(maxsize=16384)
 def topics_in(text: str) -> frozenset[str]:
     """The one-at-a-time topics a text is about (its phone, its diet, its school stage...)."""
-    return frozenset(topic for topic, pattern in _topic_patterns().items() if pattern.search(text))
+    return frozenset(topic for topic, index in _topic_indexes().items() if index.mentions(text))

@@ -5,6 +5,7 @@ happened a day or more apart are two events."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,8 +55,9 @@ class Candidate:
 # down to the model's wide threshold when it says so outright ("I've moved entirely to a Mac"
 # replaces "I use Windows", cosine 0.34 with USE).
 CHANGE_MARGIN = 0.1
-# Statements of one slot looked at per new fact.
+# Statements of one slot, and nearest other facts, looked at per new fact.
 SLOT_MATES = 20
+NEAREST = 8
 
 
 def floor(thresholds: Thresholds, judge: Judge) -> float:
@@ -145,6 +147,8 @@ async def plan(
 ) -> list[Decision]:
     """One decision per row, in order; later rows may relate to earlier rows of the batch."""
     decisions: list[Decision] = []
+    vectors = np.stack([r.embedding for r in rows]).astype(np.float32)
+    batch_similarity = vectors @ vectors.T  # every row to every row, once
     for i, row in enumerate(rows):
         if row.dedup_key in exact:
             decisions.append(Decision(Relation.same, Target(memory=exact[row.dedup_key]), exact=True))
@@ -156,7 +160,8 @@ async def plan(
         if row.kind == Kind.turn:  # a transcript line is kept verbatim: never merged or superseded
             decisions.append(Decision(Relation.different))
             continue
-        candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], floor(thresholds, judge))
+        low = floor(thresholds, judge)
+        candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], low, batch_similarity[i])
         asked = [(c.content, c.similarity, c.same_slot) for c in candidates]
         verdicts = await relate_all(row.content, asked, thresholds, judge)
         related = zip(candidates, verdicts, strict=True)
@@ -175,27 +180,36 @@ def _candidates(
     neighbours: list[tuple[Memory, float]],
     slot_mates: list[tuple[Memory, float]],
     low: float,
+    similarity: np.ndarray,
 ) -> list[Candidate]:
-    """Stored facts close to the row or of its slot, and earlier rows of the batch that will be
-    inserted, in the same layer and scope; not events that happened a day or more apart."""
+    """Stored facts close to the row or of its slot, and the earlier rows of the batch that will be
+    inserted, in the same layer and scope, as many as from the store (the closest, and those of
+    its slot); not events that happened a day or more apart. ``similarity``: row i to every row."""
     row = rows[i]
+    mates = {m.id for m, _ in slot_mates}
     found: dict[object, Candidate] = {}
-    for memory, similarity in [*neighbours, *slot_mates]:
-        if happened_apart(row.occurred_at, memory.occurred_at):
-            continue
-        same_slot = row.slot is not None and memory.id in {m.id for m, _ in slot_mates}
-        candidate = Candidate(Target(memory=memory), memory.content, similarity, same_slot)
-        found.setdefault(candidate.target.key, candidate)
-    for j in range(i):
+    for memory, sim in [*neighbours, *slot_mates]:
+        if not happened_apart(row.occurred_at, memory.occurred_at):
+            candidate = Candidate(Target(memory=memory), memory.content, sim, memory.id in mates)
+            found.setdefault(candidate.target.key, candidate)
+
+    def admitted(j: int) -> bool:
         earlier = rows[j]
-        if not _inserted(decisions[j]) or earlier.kind != Kind.fact or _scope(earlier) != _scope(row):
-            continue
-        if happened_apart(row.occurred_at, earlier.occurred_at):
-            continue
-        similarity = float(np.dot(row.embedding, earlier.embedding))
-        same_slot = row.slot is not None and row.slot == earlier.slot
-        if same_slot or similarity >= low:
-            found[("batch", j)] = Candidate(Target(batch_index=j), earlier.content, similarity, same_slot)
+        return (
+            _inserted(decisions[j])
+            and earlier.kind == Kind.fact
+            and _scope(earlier) == _scope(row)
+            and not happened_apart(row.occurred_at, earlier.occurred_at)
+        )
+
+    def of_slot(j: int) -> bool:
+        return row.slot is not None and rows[j].slot == row.slot
+
+    by_closeness = (int(j) for j in np.argsort(-similarity[:i]) if similarity[j] >= low)
+    close = list(itertools.islice((j for j in by_closeness if not of_slot(j) and admitted(j)), NEAREST))
+    same_slot = [j for j in range(i) if of_slot(j) and admitted(j)]
+    for j in [*close, *same_slot[-SLOT_MATES:]]:
+        found[("batch", j)] = Candidate(Target(batch_index=j), rows[j].content, float(similarity[j]), of_slot(j))
     return sorted(found.values(), key=lambda c: -c.similarity)
 
 

@@ -29,9 +29,6 @@ from engram.store import memories as repo
 from engram.store.memories import MemoryRow
 from engram.store.schema import TenantContext
 
-# The nearest facts a new one is compared with (a change looks further: see dedup.floor).
-NEIGHBOURS = 8
-
 
 def derived_columns(
     content: str, kind: Kind, layer: str, scope: str | None, vector: np.ndarray, model: str
@@ -117,7 +114,9 @@ class WriteService:
             near, mates = iter([]), iter([])
             if facts:
                 near = iter(
-                    await repo.nearest_active(conn, ctx.schema, facts, NEIGHBOURS, dedup.floor(thresholds, self._judge))
+                    await repo.nearest_active(
+                        conn, ctx.schema, facts, dedup.NEAREST, dedup.floor(thresholds, self._judge)
+                    )
                 )
                 mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
             neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
