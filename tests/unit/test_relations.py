@@ -2,8 +2,9 @@
 
 import pytest
 
-from engram.domain.claims import numbers_of, read_claim, strip_filler
+from engram.domain.claims import read_claim, strip_filler
 from engram.domain.judgement import Relation
+from engram.domain.numbers import numbers_of
 from engram.domain.relations import relate_statements
 
 SAME, SUPPLEMENT, CONFLICT, DIFFERENT = Relation.same, Relation.supplement, Relation.conflict, Relation.different

@@ -355,13 +355,11 @@ def within(concept: str, family: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _topic_indexes() -> dict[str, _Index]:
-    return {
-        topic: _Index.of(dict.fromkeys((n.lower() for n in _names(spec)), topic)) for topic, spec in _TOPICS.items()
-    }
+def _topic_index() -> _Index:
+    return _Index.of({n.lower(): topic for topic, spec in _TOPICS.items() for n in _names(spec)})
 
 
 @lru_cache(maxsize=16384)
 def topics_in(text: str) -> frozenset[str]:
     """The one-at-a-time topics a text is about (its phone, its diet, its school stage...)."""
-    return frozenset(topic for topic, index in _topic_indexes().items() if index.mentions(text))
+    return frozenset(m.concept for m in _topic_index().mentions(text))

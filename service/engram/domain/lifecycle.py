@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from engram.domain.claims import numbers_of
+from engram.domain.numbers import numbers_of
 
 
 class DecayWeights(BaseModel):

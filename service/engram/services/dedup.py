@@ -60,12 +60,15 @@ SLOT_MATES = 20
 NEAREST = 8
 
 
-def floor(thresholds: Thresholds, judge: Judge) -> float:
-    """The lowest similarity at which a stored memory is looked at: a judge with a wide view (an
-    LLM, which reads meaning) is shown the nearest memories whatever their similarity."""
+def floor(new: str, thresholds: Thresholds, judge: Judge) -> float:
+    """The lowest similarity at which a stored memory is looked at for a new statement: a judge with
+    a wide view (an LLM, which reads meaning) is shown the nearest memories whatever their
+    similarity; the rules look lower for a change announced outright."""
     if judge.wide_view:
         return -1.0
-    return max(0.0, min(thresholds.judge - CHANGE_MARGIN, _wide(thresholds)))
+    if announces_change_outright(new):
+        return _wide(thresholds)
+    return max(0.0, thresholds.judge - CHANGE_MARGIN)
 
 
 def _wide(thresholds: Thresholds) -> float:
@@ -160,7 +163,7 @@ async def plan(
         if row.kind == Kind.turn:  # a transcript line is kept verbatim: never merged or superseded
             decisions.append(Decision(Relation.different))
             continue
-        low = floor(thresholds, judge)
+        low = floor(row.content, thresholds, judge)
         candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], low, batch_similarity[i])
         asked = [(c.content, c.similarity, c.same_slot) for c in candidates]
         verdicts = await relate_all(row.content, asked, thresholds, judge)

@@ -115,7 +115,11 @@ class WriteService:
             if facts:
                 near = iter(
                     await repo.nearest_active(
-                        conn, ctx.schema, facts, dedup.NEAREST, dedup.floor(thresholds, self._judge)
+                        conn,
+                        ctx.schema,
+                        facts,
+                        dedup.NEAREST,
+                        [dedup.floor(r.content, thresholds, self._judge) for r in facts],
                     )
                 )
                 mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))

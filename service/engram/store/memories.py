@@ -115,14 +115,14 @@ async def lock_writes(conn: asyncpg.Connection, schema: str) -> None:
 
 
 async def nearest_active(
-    conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floor: float
+    conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floors: list[float]
 ) -> list[list[tuple[Memory, float]]]:
-    """For each row, the most similar active facts of its layer (and session/task) at or above floor."""
+    """For each row, the most similar active facts of its layer (and session/task) at or above its floor."""
     async with conn.transaction():
         await _prefer_hnsw(conn)
         records = await conn.fetch(
-            f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[])
-                     WITH ORDINALITY AS t(v, layer, session_id, task_id, position)
+            f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[])
+                     WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, position)
                 CROSS JOIN LATERAL (
                     SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
                     WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.kind = 'fact'
@@ -130,13 +130,13 @@ async def nearest_active(
                       AND (t.layer <> 'session' OR m.session_id = t.session_id)
                       AND (t.layer <> 'task' OR m.task_id = t.task_id)
                     ORDER BY m.embedding <=> t.v LIMIT $5) AS n
-                WHERE n.similarity >= $6""",
+                WHERE n.similarity >= t.floor""",
             [Vector(r.embedding) for r in rows],
             [r.layer for r in rows],
             [r.session_id for r in rows],
             [r.task_id for r in rows],
             limit,
-            floor,
+            floors,
             rows[0].embedding_model,
         )
     return _per_row(records, len(rows))
