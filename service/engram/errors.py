@@ -1,33 +1,78 @@
-"""One error hierarchy, mapped once to HTTP (api/errors.py), to MCP ToolError and to CLI exit codes."""
+"""One error hierarchy, mapped once to HTTP (api/errors.py), to MCP ToolError and to CLI exit codes.
+
+Every failure a caller sees is ``{"error": {"code", "message", "field"?, "index"?}}``: ``field``
+names the input at fault ("items[3].content"), ``index`` the item of a batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 
 class EngramError(Exception):
     """Base of every expected failure; the message is safe to show to a caller."""
 
     http_status = 500
+    code = "error"
+
+    def __init__(self, message: str, *, field: str | None = None, index: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.index = index
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.code, str(self), self.field, self.index)
 
 
 class InvalidInput(EngramError):
     http_status = 422
+    code = "invalid_input"
 
 
 class NotFound(EngramError):
     http_status = 404
+    code = "not_found"
 
 
 class Conflict(EngramError):
     http_status = 409
+    code = "conflict"
 
 
 class Unauthorized(EngramError):
     http_status = 401
+    code = "unauthorized"
 
 
 class Forbidden(EngramError):
     http_status = 403
+    code = "forbidden"
+
+
+class PayloadTooLarge(EngramError):
+    http_status = 413
+    code = "too_large"
+
+
+class Unavailable(EngramError):
+    """A dependency (the database) cannot be reached: try again shortly."""
+
+    http_status = 503
+    code = "unavailable"
+    retry_after_seconds = 5
 
 
 class ConfigurationError(EngramError):
     """The deployment is wrong (model mismatch, wrong environment): refuse to start."""
 
     http_status = 500
+    code = "configuration"
+
+
+def error_body(code: str, message: str, field: str | None = None, index: int | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    if index is not None:
+        error["index"] = index
+    return {"error": error}

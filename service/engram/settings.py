@@ -128,6 +128,8 @@ class Settings(BaseSettings):
     lifecycle: LifecycleSettings = LifecycleSettings()
     max_batch_size: int = Field(500, ge=1)
     max_content_chars: int = Field(8000, ge=1)
+    # Request bodies over this are refused (413) before they are read or any key is checked.
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
 
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

@@ -93,7 +93,8 @@ async def test_bad_input_is_a_4xx_with_a_message(api, method, path, body):
     client, name, _ = api
     response = await client.request(method, f"/t/{name}/v1{path}", json=body)
     assert 400 <= response.status_code < 500
-    assert response.json()["detail"]
+    error = response.json()["error"]
+    assert error["code"] and error["message"]
 
 
 async def test_missing_wrong_and_cross_tenant_keys(api, engram, service):

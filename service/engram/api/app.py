@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from engram import __version__, scheduler
-from engram.api.errors import install_error_handlers
+from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
 from engram.api.routes import health, lifecycle, memories, observability, ui
 from engram.mcp.http import mcp_http_app
@@ -59,7 +59,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.add_middleware(Observe)
+    app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(Observe)  # outermost: it sees the status the boundary answered
     app.include_router(health.router)
     if settings.metrics_enabled:
         app.include_router(observability.router)

@@ -1,18 +1,177 @@
-"""The error hierarchy mapped to HTTP once; no try/except in routes."""
+"""Every failure as one JSON error model (engram/errors.py), mapped here once: the service's own
+errors, FastAPI's validation errors, unknown routes, the database out of reach (503 with
+Retry-After, one warning per outage) and, for a bug, a 500 that says only the request id."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+import logging
+import time
+from typing import Any
 
-from engram.errors import EngramError
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engram.errors import EngramError, PayloadTooLarge, Unavailable, error_body
+from engram.observability import logs
+from engram.store.db import unreachable
+
+log = logging.getLogger("engram.http")
+_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported"}
+# At most one warning per this many seconds while the database stays out of reach.
+OUTAGE_LOG_SECONDS = 60.0
+_last_outage_log = 0.0
+
+
+def response_for(exc: EngramError) -> JSONResponse:
+    headers = {}
+    if isinstance(exc, Unavailable):
+        headers["Retry-After"] = str(exc.retry_after_seconds)
+    if exc.http_status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="engram"'
+    return JSONResponse(exc.body(), status_code=exc.http_status, headers=headers)
+
+
+def field_of(location: tuple[Any, ...]) -> tuple[str, int | None]:
+    """("body", "items", 3, "content") -> ("items[3].content", 3): the input a caller must fix."""
+    sources = ("body", "query", "path", "header", "cookie")
+    parts = [str(p) for p in (location[1:] if location and location[0] in sources else location)]
+    field, index = "", None
+    for part in parts:
+        if part.isdigit():
+            field += f"[{part}]"
+            index = int(part) if index is None else index
+        else:
+            field += ("." if field else "") + part
+    return field or "body", index
 
 
 async def _engram_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, EngramError)
-    headers = {"WWW-Authenticate": 'Bearer realm="engram"'} if exc.http_status == 401 else None
-    return JSONResponse({"detail": str(exc)}, status_code=exc.http_status, headers=headers)
+    return response_for(exc)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    """The first problem names the field; its message never echoes the input (which may not even be
+    encodable: a lone surrogate)."""
+    assert isinstance(exc, RequestValidationError)
+    problems = exc.errors()
+    field, index = field_of(tuple(problems[0].get("loc", ()))) if problems else ("body", None)
+    message = "; ".join(f"{field_of(tuple(p.get('loc', ())))[0]}: {p.get('msg', 'invalid')}" for p in problems[:5])
+    return JSONResponse(error_body("invalid_input", message, field, index), status_code=422)
+
+
+async def _model_error(_: Request, exc: Exception) -> JSONResponse:
+    """A model built inside a route (filters from query parameters) refused a value."""
+    assert isinstance(exc, ValidationError)
+    problems = exc.errors(include_url=False, include_input=False)
+    field, index = field_of(tuple(problems[0].get("loc", ()))) if problems else ("body", None)
+    message = "; ".join(f"{field_of(tuple(p.get('loc', ())))[0]}: {p.get('msg', 'invalid')}" for p in problems[:5])
+    return JSONResponse(error_body("invalid_input", message, field, index), status_code=422)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = _CODES.get(exc.status_code, "error")
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(
+        description="invalid_input, unauthorized, forbidden, not_found, conflict, too_large, unavailable..."
+    )
+    message: str
+    field: str | None = Field(None, description="the input at fault, e.g. items[3].content")
+    index: int | None = Field(None, description="the item of a batch at fault")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+def _documented(status: int, description: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description}
+
+
+# What every tenant route may answer besides success (documented once, on each router).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: _documented(401, "no key, or a key this tenant does not know"),
+    403: _documented(403, "a key of another tenant"),
+    404: _documented(404, "no such memory"),
+    409: _documented(409, "the memory's state does not allow it (restore an active memory...)"),
+    413: _documented(413, "the request body is too large"),
+    422: _documented(422, "invalid input; field names it"),
+    503: _documented(503, "the database is unavailable; retry after Retry-After seconds"),
+}
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(EngramError, _engram_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ValidationError, _model_error)
+    app.add_exception_handler(HTTPException, _http_error)
+
+
+def note_outage(exc: BaseException) -> None:
+    global _last_outage_log
+    now = time.monotonic()
+    if now - _last_outage_log >= OUTAGE_LOG_SECONDS:
+        _last_outage_log = now
+        log.warning("database unreachable (%s: %s); answering 503 until it is back", type(exc).__name__, exc)
+
+
+class Boundary:
+    """Outermost: bodies over the limit are refused before they are read (and before any key is
+    checked); anything that escapes the handlers becomes the JSON error model, never a traceback
+    or a reset connection."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        too_large = PayloadTooLarge(f"the request body is over {self.max_body_bytes} bytes")
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await response_for(too_large)(scope, receive, send)
+            return
+        received = 0
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_body_bytes:
+                raise too_large
+            return message
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except Exception as exc:
+            if started:
+                raise
+            await self._answer(exc)(scope, receive, send)
+
+    @staticmethod
+    def _answer(exc: Exception) -> JSONResponse:
+        if isinstance(exc, EngramError):
+            return response_for(exc)
+        if unreachable(exc):
+            note_outage(exc)
+            return response_for(Unavailable("the database is unavailable; retry shortly"))
+        log.exception("unexpected failure")
+        message = f"internal error (request id {logs.request_id.get() or '-'})"
+        return JSONResponse(error_body("internal", message), status_code=500)

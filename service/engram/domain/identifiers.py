@@ -12,6 +12,10 @@ _PHONE = re.compile(r"(?<![\w])\+?\d[\d \-()]{7,}\d(?![\w])")
 _CODE = re.compile(r"(?<![\w@.])(?=[\w-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w@])", re.ASCII)
 
 
+# An identifier is matched whole; longer runs are blobs, not ids (and an index entry must stay small).
+MAX_IDENTIFIER_CHARS = 200
+
+
 def extract_identifiers(text: str) -> list[str]:
     """Identifiers in text, normalised (lower case, phone digits only), in first-seen order."""
     found: list[str] = []
@@ -31,7 +35,7 @@ def extract_identifiers(text: str) -> list[str]:
         token = match.group().lower()
         if _is_code(token):
             found.append(token)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(f for f in found if len(f) <= MAX_IDENTIFIER_CHARS))
 
 
 def _is_code(token: str) -> bool:

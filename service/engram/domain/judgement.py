@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram.domain.boundary import Instant, Text
 from engram.domain.models import Layer, MemoryType
 
 
@@ -15,15 +15,15 @@ class Turn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user: str = Field(min_length=1, max_length=20_000, description="what the user said")
-    assistant: str | None = Field(None, max_length=20_000, description="the assistant's reply, for context")
-    session_id: str | None = Field(None, max_length=200)
-    task_id: str | None = Field(None, max_length=200)
-    occurred_at: datetime | None = None
-    now: datetime | None = Field(
+    user: Text = Field(min_length=1, max_length=20_000, description="what the user said")
+    assistant: Text | None = Field(None, max_length=20_000, description="the assistant's reply, for context")
+    session_id: Text | None = Field(None, max_length=200)
+    task_id: Text | None = Field(None, max_length=200)
+    occurred_at: Instant | None = None
+    now: Instant | None = Field(
         None, description="when the turn was said, for 'tomorrow' or '下个月3号' (default: occurred_at, else now)"
     )
-    source: str | None = Field(None, max_length=500)
+    source: Text | None = Field(None, max_length=500)
 
 
 class Fact(BaseModel):

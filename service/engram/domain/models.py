@@ -9,6 +9,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram.domain.boundary import Instant, Metadata, Text
+
 
 class MemoryType(StrEnum):
     fact = "fact"
@@ -75,7 +77,7 @@ class NewMemory(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, description="one atomic fact, preference, event or task")
+    content: Text = Field(min_length=1, description="one atomic fact, preference, event or task")
     kind: Kind = Field(
         Kind.fact,
         description="fact (deduplicated, merged, superseded) or turn (a transcript line, kept verbatim)",
@@ -83,15 +85,15 @@ class NewMemory(BaseModel):
     type: MemoryType = MemoryType.fact
     layer: Layer = Layer.long_term
     importance: float = Field(0.5, ge=0, le=1)
-    source: str | None = Field(None, max_length=500, description="where it came from")
-    external_id: str | None = Field(None, max_length=200, description="the caller's id, echoed back")
-    occurred_at: datetime | None = None
-    session_id: str | None = Field(None, max_length=200)
-    task_id: str | None = Field(None, max_length=200)
-    tags: list[str] = Field(default_factory=list, max_length=50)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    source: Text | None = Field(None, max_length=500, description="where it came from")
+    external_id: Text | None = Field(None, max_length=200, description="the caller's id, echoed back")
+    occurred_at: Instant | None = None
+    session_id: Text | None = Field(None, max_length=200)
+    task_id: Text | None = Field(None, max_length=200)
+    tags: list[Text] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict, description="free-form JSON, at most 32 deep and 64 KB")
     pinned: bool = Field(False, description="never forgotten by the schedule")
-    now: datetime | None = Field(
+    now: Instant | None = Field(
         None,
         description="when this was said, for relative dates in a fact ('tomorrow', '下个月3号'); "
         "default: occurred_at, else the server's clock",
@@ -103,12 +105,12 @@ class MemoryPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str | None = Field(None, min_length=1)
+    content: Text | None = Field(None, min_length=1)
     type: MemoryType | None = None
     importance: float | None = Field(None, ge=0, le=1)
-    occurred_at: datetime | None = None
-    tags: list[str] | None = Field(None, max_length=50)
-    metadata: dict[str, Any] | None = None
+    occurred_at: Instant | None = None
+    tags: list[Text] | None = Field(None, max_length=50)
+    metadata: Metadata | None = None
     pinned: bool | None = Field(None, description="pin (never forgotten by the schedule) or unpin")
 
 
@@ -147,13 +149,13 @@ class MemoryFilter(BaseModel):
     kinds: list[Kind] | None = Field(None, description="facts, transcript turns, or both (default)")
     layers: list[Layer] | None = None
     statuses: list[Status] = Field(default_factory=lambda: [Status.active])
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    occurred_after: datetime | None = Field(None, description="when it happened (its creation if unknown), inclusive")
-    occurred_before: datetime | None = Field(None, description="exclusive")
-    session_id: str | None = None
-    task_id: str | None = None
-    tags: list[str] | None = Field(None, description="memories carrying all of these tags")
+    created_after: Instant | None = None
+    created_before: Instant | None = None
+    occurred_after: Instant | None = Field(None, description="when it happened (its creation if unknown), inclusive")
+    occurred_before: Instant | None = Field(None, description="exclusive")
+    session_id: Text | None = None
+    task_id: Text | None = None
+    tags: list[Text] | None = Field(None, description="memories carrying all of these tags")
 
 
 class HistoryEvent(BaseModel):

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram.domain.boundary import Instant, Text
 from engram.domain.fusion import FORMULA, ChannelHit, ChannelScores, FusedHit, Weights
 from engram.domain.models import Memory, MemoryFilter
 
@@ -67,11 +68,11 @@ class Explanation(BaseModel):
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=4000)
+    query: Text = Field(min_length=1, max_length=4000)
     top_k: int | None = Field(None, ge=1, description="default 5, capped by the server")
     filter: MemoryFilter = Field(default_factory=MemoryFilter)
     explain: bool = Field(False, description="also return every channel's candidates (not counted as a use)")
-    now: datetime | None = Field(
+    now: Instant | None = Field(
         None, description="the reference time for 'last week', '上次' and the like (default: the server's clock)"
     )
 

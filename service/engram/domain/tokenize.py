@@ -107,10 +107,19 @@ def _cjk_tokens(run: str, *, unigrams: bool) -> list[str]:
     return grams
 
 
+# PostgreSQL holds a lexeme of at most 2,047 bytes: a longer run (a URL with a token, a hex
+# blob) is indexed by its start, 256 characters, up to 1 KB of UTF-8.
+MAX_TOKEN_CHARS = 256
+
+
+def _fit(token: str) -> str:
+    return token[:MAX_TOKEN_CHARS]
+
+
 def to_tsvector_literal(tokens: list[str]) -> str:
     """A tsvector literal with positions, parsed by PostgreSQL without any normalisation."""
     positions: dict[str, list[int]] = {}
-    for pos, token in enumerate(tokens[:4000], start=1):
+    for pos, token in enumerate((_fit(t) for t in tokens[:4000]), start=1):
         positions.setdefault(token, []).append(min(pos, 16383))
     return " ".join(f"{_quote(t)}:{','.join(map(str, p[:256]))}" for t, p in positions.items())
 
@@ -119,7 +128,7 @@ def to_tsquery_literal(tokens: list[str]) -> str | None:
     """An OR-query over the tokens, or None when nothing is searchable."""
     if not tokens:
         return None
-    return " | ".join(_quote(t) for t in tokens)
+    return " | ".join(_quote(_fit(t)) for t in tokens)
 
 
 def _quote(token: str) -> str:

@@ -16,7 +16,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.errors import EngramError
+from engram.errors import EngramError, NotFound
 from engram.mcp.tools import TENANT_SCOPE_KEY
 from engram.store.schema import TenantContext
 
@@ -47,7 +47,7 @@ class TenantGuard:
         try:
             context = await self._authenticate(tenant, token)
         except EngramError as exc:
-            await _json_error(send, exc.http_status, str(exc))
+            await _json_error(send, exc)
             return
         assert token is not None
         scope[TENANT_SCOPE_KEY] = context
@@ -74,8 +74,12 @@ class TransportRouter:
         path = scope.get("path", "")
         root = scope.get("root_path", "")
         relative = path[len(root) :] if path.startswith(root) else path
-        app = self._streamable if relative.rstrip("/") == "/mcp" else self._sse
-        await app(scope, receive, send)
+        if relative.rstrip("/") == "/mcp":
+            await self._streamable(scope, receive, send)
+        elif relative.rstrip("/") == "/sse" or relative.startswith("/messages"):
+            await self._sse(scope, receive, send)
+        else:  # under /t/{tenant}/ but neither a REST route nor a transport
+            await _json_error(send, NotFound(f"no such path: {path}"))
 
 
 def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: list[str]) -> ASGIApp:
@@ -89,10 +93,10 @@ def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: l
     return TenantGuard(TransportRouter(streamable, sse), authenticate)
 
 
-async def _json_error(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"detail": message}).encode()
+async def _json_error(send: Send, exc: EngramError) -> None:
+    body = json.dumps(exc.body()).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
+    if exc.http_status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="engram"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": exc.http_status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

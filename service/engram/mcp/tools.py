@@ -16,6 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
+from engram.domain.boundary import Text
 from engram.domain.judgement import Turn
 from engram.domain.models import (
     BatchWriteResult,
@@ -37,6 +38,7 @@ from engram.errors import EngramError
 from engram.observability import metrics
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
+from engram.store.db import unreachable
 from engram.store.schema import TenantContext
 
 TENANT_SCOPE_KEY = "engram.tenant"
@@ -75,9 +77,16 @@ def tool_errors(tool: str) -> Iterator[None]:
         yield
         outcome = "ok"
     except EngramError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(f"{exc.code}: {exc}" + (f" (field {exc.field})" if exc.field else "")) from exc
     except ValidationError as exc:
-        raise ToolError(f"invalid input: {exc.errors(include_url=False)}") from exc
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())) or 'input'}: {e.get('msg', 'invalid')}" for e in exc.errors()
+        )
+        raise ToolError(f"invalid_input: {problems}") from exc
+    except Exception as exc:
+        if unreachable(exc):
+            raise ToolError("unavailable: the database is unavailable; retry shortly") from exc
+        raise
     finally:
         metrics.tools.labels(tool, outcome).observe(time.perf_counter() - started)
 
@@ -225,7 +234,7 @@ def build_mcp(
     async def forget_memory(
         ctx: Context,
         memory_id: MemoryId,
-        reason: Annotated[str | None, Field(max_length=500, description="why, kept in the history")] = None,
+        reason: Annotated[Text | None, Field(max_length=500, description="why, kept in the history")] = None,
     ) -> Memory:
         """Forget a memory: it no longer appears in searches. Restorable with restore_memory."""
         with tool_errors("forget_memory"):

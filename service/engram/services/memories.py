@@ -85,9 +85,9 @@ class MemoryService:
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
             raise InvalidInput("nothing to update: give at least one field")
-        for field in ("content", "type", "tags", "metadata", "pinned"):
+        for field in ("content", "type", "importance", "tags", "metadata", "pinned"):
             if field in changes and changes[field] is None:
-                raise InvalidInput(f"{field} cannot be null")
+                raise InvalidInput(f"{field} cannot be null", field=field)
         if "type" in changes:
             changes["type"] = changes["type"].value
         if "tags" in changes:

@@ -86,9 +86,11 @@ class WriteService:
         if len(items) > self._max_batch:
             raise InvalidInput(f"a batch holds at most {self._max_batch} memories, got {len(items)}")
         items = [_with_absolute_dates(item) for item in items]
-        contents = [self.clean_content(item.content) for item in items]
-        for item in items:
-            _check_scope(item.layer, item.session_id, item.task_id)
+        contents = []
+        for index, item in enumerate(items):
+            where = index if len(items) > 1 else None
+            contents.append(self.clean_content(item.content, index=where))
+            _check_scope(item.layer, item.session_id, item.task_id, index=where)
         # Embed before taking a connection: CPU work must not hold a database session.
         vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
         rows = [
@@ -97,8 +99,10 @@ class WriteService:
         ]
         try:
             results = await self._store(ctx, items, rows, actor)
-        except asyncpg.DataError as exc:  # vectors of a model the tenant left a moment ago
-            raise Conflict(f"the tenant's embedding model just changed, retry the write ({exc})") from None
+        except asyncpg.DataError as exc:
+            if "dimensions" in str(exc):  # vectors of a model the tenant left a moment ago
+                raise Conflict("the tenant's embedding model just changed; retry the write") from None
+            raise InvalidInput("a value of this write cannot be stored") from None
         for result in results:
             metrics.write_decisions.labels(ctx.name, result.outcome.value).inc()
         return results
@@ -245,14 +249,17 @@ class WriteService:
             **columns,
         )
 
-    def clean_content(self, content: str) -> str:
+    def clean_content(self, content: str, index: int | None = None) -> str:
+        field = "content" if index is None else f"items[{index}].content"
         content = content.strip()
         if not content:
-            raise InvalidInput("content is empty")
+            raise InvalidInput(f"{field} is empty", field=field, index=index)
         if len(content) > self._max_chars:
             raise InvalidInput(
-                f"content has {len(content)} characters, the limit is {self._max_chars}: "
-                "store one atomic fact per memory"
+                f"{field} has {len(content)} characters, the limit is {self._max_chars}: "
+                "store one atomic fact per memory",
+                field=field,
+                index=index,
             )
         return content
 
@@ -276,11 +283,12 @@ def _with_absolute_dates(item: NewMemory) -> NewMemory:
     return item.model_copy(update={"content": resolved.text, "occurred_at": occurred})
 
 
-def _check_scope(layer: Layer, session_id: str | None, task_id: str | None) -> None:
+def _check_scope(layer: Layer, session_id: str | None, task_id: str | None, index: int | None = None) -> None:
+    prefix = "" if index is None else f"items[{index}]."
     if layer == Layer.session and not session_id:
-        raise InvalidInput("a session-layer memory needs a session_id")
+        raise InvalidInput("a session-layer memory needs a session_id", field=f"{prefix}session_id", index=index)
     if layer == Layer.task and not task_id:
-        raise InvalidInput("a task-layer memory needs a task_id")
+        raise InvalidInput("a task-layer memory needs a task_id", field=f"{prefix}task_id", index=index)
 
 
 def clean_tags(tags: list[str]) -> list[str]:

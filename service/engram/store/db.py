@@ -38,3 +38,22 @@ async def ensure_extensions(dsn: str) -> None:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     finally:
         await conn.close()
+
+
+# Failures that mean the database cannot be reached now (down, restarting, out of connections),
+# as opposed to a statement it refused.
+_UNREACHABLE = (
+    OSError,
+    TimeoutError,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.InterfaceError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.TooManyConnectionsError,
+)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failure means the database is out of reach, not that a statement was wrong."""
+    return isinstance(exc, _UNREACHABLE)

@@ -36,7 +36,7 @@ async function api(path, { method = "GET", body } = {}) {
   }
   if (!response.ok) {
     const detail = await response.json().catch(() => ({}));
-    throw new ApiError(detail.detail || detail.message || `${response.status} ${response.statusText}`);
+    throw new ApiError(detail.error?.message || `${response.status} ${response.statusText}`);
   }
   return response.status === 204 ? null : response.json();
 }

@@ -7,15 +7,17 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from engram.api.deps import EngramDep, TenantDep
+from engram.api.errors import ERROR_RESPONSES
+from engram.domain.boundary import Text
 from engram.domain.judgement import Turn
 from engram.domain.models import Closed, Layer
 from engram.services.consolidation import ConsolidationReport
 from engram.services.forgetting import ForgetReport
 from engram.services.ingest import RememberResult
 
-router = APIRouter(prefix="/t/{tenant}/v1", tags=["lifecycle"])
+router = APIRouter(prefix="/t/{tenant}/v1", tags=["lifecycle"], responses=ERROR_RESPONSES)
 ACTOR = "rest"
-ScopeId = Annotated[str, Path(min_length=1, max_length=200)]
+ScopeId = Annotated[Text, Path(min_length=1, max_length=200)]
 
 
 @router.post("/remember")

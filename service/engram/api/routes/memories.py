@@ -10,6 +10,8 @@ from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, Field
 
 from engram.api.deps import EngramDep, TenantDep
+from engram.api.errors import ERROR_RESPONSES
+from engram.domain.boundary import Text
 from engram.domain.models import (
     BatchWriteResult,
     HistoryEvent,
@@ -28,7 +30,7 @@ from engram.domain.models import (
 )
 from engram.domain.search import SearchRequest, SearchResult
 
-router = APIRouter(prefix="/t/{tenant}/v1", tags=["memories"])
+router = APIRouter(prefix="/t/{tenant}/v1", tags=["memories"], responses=ERROR_RESPONSES)
 ACTOR = "rest"
 
 
@@ -37,14 +39,15 @@ class BatchWrite(BaseModel):
 
 
 class ForgetRequest(BaseModel):
-    reason: str | None = Field(None, max_length=500)
+    reason: Text | None = Field(None, max_length=500)
 
 
 @router.post("/memories", status_code=status.HTTP_201_CREATED, responses={200: {"model": WriteResult}})
 async def write_memory(item: NewMemory, ctx: TenantDep, engram: EngramDep, response: Response) -> WriteResult:
-    """Store one memory: 201 when created, 200 with the existing memory for an exact duplicate."""
+    """Store one memory: 201 when a memory was created (`created`, `superseded`), 200 with the
+    memory that already held the fact (`duplicate`, `touched`, `merged`)."""
     result = await engram.writes.write(ctx, item, actor=ACTOR)
-    if result.outcome == WriteOutcome.duplicate:
+    if result.outcome in (WriteOutcome.duplicate, WriteOutcome.touched, WriteOutcome.merged):
         response.status_code = status.HTTP_200_OK
     return result
 
