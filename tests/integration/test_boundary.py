@@ -110,9 +110,7 @@ async def test_errors_of_routes_and_keys_share_the_model(service, api):
     assert error_of(await api.get("/no-such-route"), 404)["code"] == "not_found"
     async with httpx.AsyncClient(base_url=service.url) as anonymous:
         assert error_of(await anonymous.get(f"{api.base_url.path}/memories"), 401)["code"] == "unauthorized"
-        too_big = await anonymous.post(
-            f"{api.base_url.path}/memories", content=b"{" + b" " * (5 * 1024 * 1024) + b"}"
-        )
+        too_big = await anonymous.post(f"{api.base_url.path}/memories", content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
         assert error_of(too_big, 413)["code"] == "too_large"  # refused before the key is even looked at
 
 
