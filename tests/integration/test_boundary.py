@@ -120,3 +120,21 @@ async def test_the_openapi_documents_the_error_statuses(service):
     write = spec["paths"]["/t/{tenant}/v1/memories"]["post"]["responses"]
     assert {"401", "403", "413", "422", "503"} <= set(write)
     assert json.dumps(write["422"]).count("ErrorBody") >= 1
+
+
+async def test_a_batch_never_conflicts_with_itself(api):
+    """The same line in two cases on two days, and again in a later batch: never a 409."""
+    batch = {
+        "items": [
+            {"content": "Continue", "occurred_at": "2023-05-22T18:23:00Z"},
+            {"content": "continue", "occurred_at": "2023-05-29T16:34:00Z"},
+            {"content": "CONTINUE ", "occurred_at": "2023-05-29T16:35:00Z"},
+        ]
+    }
+    for _ in range(2):
+        response = await api.post("/memories/batch", json=batch)
+        assert response.status_code in (200, 201), response.text
+    turns = {"items": [{**item, "kind": "turn", "session_id": "c1"} for item in batch["items"]]}
+    for _ in range(2):
+        response = await api.post("/memories/batch", json=turns)
+        assert response.status_code in (200, 201), response.text
