@@ -63,9 +63,10 @@ class Unavailable(EngramError):
 
 
 class ConfigurationError(EngramError):
-    """The deployment is wrong (model mismatch, wrong environment): refuse to start."""
+    """The deployment is wrong (wrong environment, a model it cannot load): refuse to start, or
+    answer 503 for what it cannot serve (500 is kept for bugs)."""
 
-    http_status = 500
+    http_status = 503
     code = "configuration"
 
 

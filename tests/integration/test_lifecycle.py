@@ -212,3 +212,53 @@ async def test_the_weekly_run_is_kept_per_tenant_so_restarts_neither_repeat_nor_
     assert await scheduler.run_once(one_tenant, week, now=start) == [ctx.name]  # never ran: due
     assert await scheduler.run_once(one_tenant, week, now=start + timedelta(days=6)) == []  # not yet
     assert await scheduler.run_once(one_tenant, week, now=start + timedelta(days=7)) == [ctx.name]
+
+
+async def test_consolidation_forgetting_and_writes_run_together_safely(engram, tenant, settings, bootstrapped):
+    """Two consolidation runs, a forgetting run, a user's forget and new writes at once: every
+    redundant memory is superseded once, with one history event, and nothing written is lost."""
+    ctx, _ = tenant
+    loose = settings.model_copy(
+        update={"lifecycle": LifecycleSettings(touch_threshold=0.999, judge_threshold=0.999, scheduler_enabled=False)}
+    )
+    likes = ["coffee", "green tea", "jazz", "chess", "hiking", "sushi", "poetry", "cycling"]
+    async with engram_session(loose, bootstrapped) as careless:
+        for thing in likes:
+            await careless.writes.write(ctx, NewMemory(content=f"I like {thing}"))
+        async with engram.pool.acquire() as conn:
+            await conn.execute(f"UPDATE {ctx.schema}.memories SET slot = NULL")
+        for thing in likes:
+            await careless.writes.write(ctx, NewMemory(content=f"I really like {thing}"))
+    stale = (await engram.ingest.remember(ctx, Turn(user="我最近在减肥"))).results[0].memory
+    await age(engram, ctx, stale.id, 90)
+    by_user = (await engram.writes.write(ctx, NewMemory(content="My flight is CA981"))).memory
+
+    new = [f"Trip {i}: the user flew to city number {i}" for i in range(6)]
+    runs = await asyncio.gather(
+        engram.consolidation.run(ctx),
+        engram.consolidation.run(ctx),
+        engram.forgetting.run(ctx),
+        engram.memories.forget(ctx, by_user.id),
+        *(engram.writes.write(ctx, NewMemory(content=c)) for c in new),
+    )
+    merged = [pair for report in runs[:2] for pair in report.merged]
+    superseded = [pair.superseded for pair in merged]
+    assert len(superseded) == len(set(superseded))  # no pair merged by both runs
+    assert runs[2].forgotten == [stale.id]
+
+    async with engram.pool.acquire() as conn:
+        events = await conn.fetch(f"SELECT memory_id, event FROM {ctx.schema}.memory_history")
+        rows = await conn.fetch(f"SELECT id, status, superseded_by FROM {ctx.schema}.memories")
+    counts: dict[tuple, int] = {}
+    for e in events:
+        counts[(e["memory_id"], e["event"])] = counts.get((e["memory_id"], e["event"]), 0) + 1
+    status = {r["id"]: r["status"] for r in rows}
+    assert set(superseded) == {r["id"] for r in rows if r["status"] == "superseded"}
+    assert all(counts[(s, "superseded")] == 1 for s in superseded)
+    assert sum(n for (_, event), n in counts.items() if event == "merged") == len(merged)
+    for r in rows:  # a redundant memory points at one that is still there to answer for it
+        if r["status"] == "superseded":
+            assert status[r["superseded_by"]] in ("active", "forgotten")
+    assert status[by_user.id] == "forgotten" and status[stale.id] == "forgotten"
+    assert {m.content for m in await memories_of(engram, ctx)} >= set(new)
+    assert len(merged) == len(likes)  # all the redundancy went, once

@@ -1,6 +1,7 @@
 """The LLM judge through real litellm and HTTP, against a local OpenAI-compatible server with
 scripted answers: good answers are used, malformed ones, errors and timeouts fall back to rules."""
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -177,3 +178,15 @@ async def test_a_short_query_is_not_sent_and_a_failed_rewrite_keeps_the_query(ll
     result = await llm_engram.search.search(llm_tenant, SearchRequest(query=CONVERSATION, explain=True))
     assert result.explanation.rewritten is None and result.explanation.searched_text == CONVERSATION
     assert result.explanation.rewrite_ms is not None  # it was tried
+
+
+async def test_concurrent_writers_of_related_facts_all_land_while_the_model_thinks(llm_engram, llm, llm_tenant):
+    """The model is asked with no lock held; writers whose neighbourhood changed meanwhile ask again
+    instead of failing, and every one of them lands."""
+    for _ in range(200):
+        llm.script.reply_json({"relations": []}, delay=0.2)
+    trips = [f"Trip {i}: the user flew to city number {i} in May" for i in range(8)]
+    results = await asyncio.gather(*(llm_engram.writes.write(llm_tenant, NewMemory(content=t)) for t in trips))
+    assert [r.outcome for r in results] == [WriteOutcome.created] * len(trips)
+    stored = await llm_engram.memories.list(llm_tenant, MemoryFilter())
+    assert sorted(m.content for m in stored.items) == sorted(trips)

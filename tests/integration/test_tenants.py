@@ -1,7 +1,9 @@
 import pytest
 
+from engram.domain.models import NewMemory
+from engram.domain.search import SearchRequest
 from engram.errors import ConfigurationError, Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
-from engram.runtime import open_engram
+from engram.runtime import engram_session, open_engram
 from engram.settings import Settings
 from engram.store import control
 from tests.conftest import unique_tenant
@@ -41,11 +43,19 @@ async def test_duplicate_and_invalid_names(engram):
         await engram.tenants.resolve("no-such-tenant")
 
 
-async def test_embedding_model_mismatch_is_a_startup_error(settings, bootstrapped, engram):
-    await engram.tenants.create(unique_tenant())
+async def test_each_tenant_keeps_its_model_whatever_the_service_is_configured_with(settings, bootstrapped, engram):
+    old, _ = await engram.tenants.create(unique_tenant())
+    await engram.writes.write(old, NewMemory(content="The user keeps bees"))
     other = settings.model_copy(update={"embedding_model": "multilingual-e5-small"})
-    with pytest.raises(ConfigurationError, match="use-multilingual-v3"):
-        await open_engram(other, bootstrapped)
+    async with engram_session(other, bootstrapped) as e5:  # the start-up check passes
+        kept = await e5.tenants.resolve(old.name)
+        assert kept.embedding_model == old.embedding_model == "use-multilingual-v3"
+        new, _ = await e5.tenants.create(unique_tenant())
+        assert new.embedding_model == "multilingual-e5-small"
+        for ctx in (kept, new):
+            await e5.writes.write(ctx, NewMemory(content="The user grows tomatoes"))
+            hits = (await e5.search.search(ctx, SearchRequest(query="what does the user grow?"))).hits
+            assert hits[0].memory.content == "The user grows tomatoes"
 
 
 async def test_service_refuses_a_database_of_another_environment(settings, bootstrapped, engram):

@@ -130,7 +130,8 @@ def reindex(
 ) -> None:
     """Re-embed every memory of a tenant with another model, online; search keeps working.
 
-    Afterwards, run the service with ENGRAM_EMBEDDING_MODEL set to the new model."""
+    Running services follow the move: each tenant keeps its own model (ENGRAM_EMBEDDING_MODEL is
+    the model of new tenants)."""
 
     async def run(engram: Engram) -> Any:
         return await engram.reindex.run(await engram.tenants.resolve(tenant), model)

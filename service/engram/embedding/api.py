@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from engram.embedding.base import Embedder
-from engram.errors import ConfigurationError
+from engram.errors import Unavailable
+
+log = logging.getLogger(__name__)
 
 PREFIX = "litellm:"
 
@@ -35,7 +39,8 @@ class LiteLLMEmbedder(Embedder):
                 timeout=self._timeout,
             )
         except Exception as exc:  # litellm raises provider-specific types
-            raise ConfigurationError(f"embedding API {self._model!r} failed: {exc}") from exc
+            log.warning("embedding API %s failed: %s", self._model, exc)
+            raise Unavailable(f"the embedding API of {self._model!r} did not answer; retry shortly") from exc
         rows = sorted(response.data, key=lambda d: d["index"])
         return np.asarray([row["embedding"] for row in rows], dtype=np.float32)
 

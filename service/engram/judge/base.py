@@ -13,6 +13,8 @@ class Judge(ABC):
     # Whether it may be shown every nearby memory (an LLM reads meaning), or only those the rules
     # can reason about (the same slot, or similar enough).
     wide_view: bool = False
+    # Whether judging waits on another service (an LLM): such a judge is never asked under a lock.
+    remote: bool = False
 
     @abstractmethod
     async def judge_turn(self, turn: Turn) -> TurnJudgement:

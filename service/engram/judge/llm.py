@@ -63,6 +63,7 @@ class DeriveAnswer(BaseModel):
 class LiteLLMJudge(Judge):
     name = "llm"
     wide_view = True
+    remote = True
 
     def __init__(self, chat: JsonChat, fallback: RuleJudge) -> None:
         self._chat = chat

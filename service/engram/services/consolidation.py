@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
-from engram.domain.models import Memory, MemoryType, NewMemory, WriteOutcome
+from engram.domain.models import Memory, MemoryType, NewMemory, Status, WriteOutcome
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.dedup import relate
@@ -58,9 +58,8 @@ class ConsolidationService:
         sims = _similarities(np.stack([v for _, v in rows])) if rows else np.zeros((0, 0))
         thresholds = self._thresholds_for(ctx.embedding_model)
         merged = await self._redundant_pairs(memories, sims, thresholds)
-        if not dry_run:
-            for pair in merged:
-                await self._merge(ctx, pair)
+        if not dry_run:  # the report says what was done, not what was planned
+            merged = [pair for pair in merged if await self._merge(ctx, pair)]
         gone = {p.superseded for p in merged}
         derived = await self._derive(ctx, memories, sims, thresholds.judge, gone, dry_run)
         if not dry_run:
@@ -85,12 +84,15 @@ class ConsolidationService:
                 used |= {a.id, b.id}
         return pairs
 
-    async def _merge(self, ctx: TenantContext, pair: MergedPair) -> None:
+    async def _merge(self, ctx: TenantContext, pair: MergedPair) -> bool:
+        """Merge one pair if both memories are still active (another run, a write or a forget may
+        have got there first): nothing is superseded twice."""
         async with self._pool.acquire() as conn, conn.transaction():
+            await repo.lock_writes(conn, ctx.schema)
             other = await repo.get(conn, ctx.schema, pair.superseded, lock=True)
             kept = await repo.get(conn, ctx.schema, pair.kept, lock=True)
-            if other is None or kept is None or "active" not in (other.status, kept.status):
-                return
+            if other is None or kept is None or Status.active != other.status or Status.active != kept.status:
+                return False
             await repo.update(conn, ctx.schema, other.id, {"status": "superseded", "superseded_by": kept.id})
             kept = await repo.touch(conn, ctx.schema, kept.id, other.mentions)
             details = {"similarity": pair.similarity, "merged_with": str(other.id), "content": other.content}
@@ -104,6 +106,7 @@ class ConsolidationService:
                 ACTOR,
                 {"superseded_by": str(kept.id), "reason": "redundant"},
             )
+        return True
 
     async def _derive(
         self,

@@ -4,6 +4,7 @@ dry run says why each candidate would go and why each survivor stays."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from engram.domain.lifecycle import Assessment, DecayInput, assess
 from engram.domain.models import Layer, Memory
+from engram.errors import NotFound
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.memories import MemoryService
@@ -55,6 +57,10 @@ class ForgetReport(BaseModel):
     )
 
 
+def _expiry(memory: Memory) -> str:
+    return f"{'session' if memory.layer == Layer.session else 'task'} time to live passed"
+
+
 def _reason_kind(reason: str) -> str:
     return (
         reason.split(":")[0].split(" (")[0] if reason.startswith(("pinned", "a current")) else "decay above threshold"
@@ -69,14 +75,16 @@ class ForgettingService:
         self._settings = settings
 
     async def run(self, ctx: TenantContext, dry_run: bool = False, now: datetime | None = None) -> ForgetReport:
-        now = now or datetime.now(UTC)
+        started = datetime.now(UTC)  # what is used or changed after this is not the run's to judge
+        now = now or started
         s = self._settings
         async with self._pool.acquire() as conn:
             expired = await repo.expired_scoped(
                 conn, ctx.schema, now - timedelta(hours=s.session_ttl_hours), now - timedelta(days=s.task_ttl_days)
             )
             rows = await repo.decay_inputs(conn, ctx.schema)
-            purgeable = await repo.purgeable(conn, ctx.schema, now - timedelta(days=s.retention_days))
+            retained_after = now - timedelta(days=s.retention_days)
+            purgeable = await repo.purgeable(conn, ctx.schema, retained_after)
         assessed = [(row, self._assess(row, now)) for row in rows]
         candidates = [await self._candidate(ctx, row["id"], a) for row, a in assessed if a.candidate]
         candidates.sort(key=lambda c: c.score)
@@ -99,18 +107,36 @@ class ForgettingService:
         )
         if dry_run:
             return report
+        applied = report.model_copy(
+            update={
+                "forgotten": await self._forget(
+                    ctx, [(c.memory.id, f"{c.reason}; {c.judge_reason}") for c in candidates if c.forget], started
+                ),
+                "expired": await self._forget(ctx, [(m.id, _expiry(m)) for m in expired], started),
+                "purged": await self._purge(ctx, purgeable, retained_after),
+            }
+        )
         metrics.job_runs.labels("forgetting", ctx.name).inc()
-        for change, ids in (("forgotten", report.forgotten), ("expired", report.expired), ("purged", report.purged)):
-            metrics.job_changes.labels("forgetting", change).inc(len(ids))
-        for memory in expired:
-            layer = "session" if memory.layer == Layer.session else "task"
-            await self._memories.forget(ctx, memory.id, ACTOR, reason=f"{layer} time to live passed")
-        for c in candidates:
-            if c.forget:
-                await self._memories.forget(ctx, c.memory.id, ACTOR, reason=f"{c.reason}; {c.judge_reason}")
-        for memory_id in purgeable:
-            await self._memories.purge(ctx, memory_id, ACTOR)
-        return report
+        for change in ("forgotten", "expired", "purged"):
+            metrics.job_changes.labels("forgetting", change).inc(len(getattr(applied, change)))
+        return applied
+
+    async def _forget(self, ctx: TenantContext, reasons: list[tuple[UUID, str]], started: datetime) -> list[UUID]:
+        """Forget each memory still as the run saw it; what was used, changed or deleted meanwhile stays."""
+        done = []
+        for memory_id, reason in reasons:
+            with contextlib.suppress(NotFound):
+                if await self._memories.forget_if_unused(ctx, memory_id, started, ACTOR, reason):
+                    done.append(memory_id)
+        return done
+
+    async def _purge(self, ctx: TenantContext, ids: list[UUID], forgotten_before: datetime) -> list[UUID]:
+        done = []
+        for memory_id in ids:
+            with contextlib.suppress(NotFound):
+                if await self._memories.purge(ctx, memory_id, ACTOR, forgotten_before=forgotten_before):
+                    done.append(memory_id)
+        return done
 
     def _assess(self, row: asyncpg.Record, now: datetime) -> Assessment:
         s = self._settings

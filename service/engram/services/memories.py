@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -97,6 +98,7 @@ class MemoryService:
             changes["content"] = self._writes.clean_content(changes["content"])
             vector = await self._writes.embed(ctx, changes["content"])
         async with self._pool.acquire() as conn, conn.transaction():
+            await repo.lock_writes(conn, ctx.schema)
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -139,10 +141,26 @@ class MemoryService:
         self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, reason: str | None = None
     ) -> Memory:
         """Soft delete: hidden from search, restorable until purged."""
-        return await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason)
+        forgotten = await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason)
+        assert forgotten is not None  # no precondition
+        return forgotten
+
+    async def forget_if_unused(
+        self, ctx: TenantContext, memory_id: UUID, since: datetime, actor: str, reason: str
+    ) -> Memory | None:
+        """The schedule's forget: only a memory still active, unpinned and neither changed, used nor
+        restated since ``since`` (when the schedule judged it): a run never undoes what happened meanwhile."""
+
+        def unused(current: Memory) -> bool:
+            moments = (current.updated_at, current.last_accessed_at, current.reinforced_at)
+            return current.status == Status.active and not current.pinned and all(t <= since for t in moments if t)
+
+        return await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason, unused)
 
     async def restore(self, ctx: TenantContext, memory_id: UUID, actor: str | None = None) -> Memory:
-        return await self._set_status(ctx, memory_id, Status.active, "restored", actor, None)
+        restored = await self._set_status(ctx, memory_id, Status.active, "restored", actor, None)
+        assert restored is not None  # no precondition
+        return restored
 
     async def _set_status(
         self,
@@ -152,11 +170,16 @@ class MemoryService:
         event: str,
         actor: str | None,
         reason: str | None,
-    ) -> Memory:
+        precondition: Callable[[Memory], bool] | None = None,
+    ) -> Memory | None:
+        """Change a memory's status under its row lock; None if ``precondition`` no longer holds."""
         async with self._pool.acquire() as conn, conn.transaction():
+            await repo.lock_writes(conn, ctx.schema)
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
+            if precondition is not None and not precondition(current):
+                return None
             if status == Status.forgotten and current.status == Status.forgotten:
                 return current
             if status == Status.active and current.status != Status.forgotten:
@@ -178,17 +201,27 @@ class MemoryService:
             await repo.add_history(conn, ctx.schema, memory_id, event, current.content, actor, details)
         return updated
 
-    async def purge(self, ctx: TenantContext, memory_id: UUID, actor: str | None = None) -> None:
-        """Hard delete of a forgotten memory, content erased from its history too. Irreversible."""
+    async def purge(
+        self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, forgotten_before: datetime | None = None
+    ) -> bool:
+        """Hard delete of a forgotten memory, content erased from its history too. Irreversible.
+        With ``forgotten_before`` (the schedule), a memory restored or forgotten again since is left
+        alone: False."""
         async with self._pool.acquire() as conn, conn.transaction():
+            await repo.lock_writes(conn, ctx.schema)
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
+            if forgotten_before is not None and not (
+                current.status == Status.forgotten and current.forgotten_at and current.forgotten_at < forgotten_before
+            ):
+                return False
             if current.status != Status.forgotten:
                 raise Conflict(f"memory {memory_id} is {current.status.value}: forget it before purging")
             await repo.delete(conn, ctx.schema, memory_id)
             await repo.erase_history_content(conn, ctx.schema, memory_id)
             await repo.add_history(conn, ctx.schema, memory_id, "purged", None, actor)
+        return True
 
 
 def _encode_cursor(memory: Memory) -> str:

@@ -6,11 +6,13 @@ import asyncpg
 from pydantic import BaseModel
 
 from engram.embedding import Embedders
-from engram.errors import InvalidInput
+from engram.errors import ConfigurationError, InvalidInput
 from engram.store import reindex as repo
 from engram.store.schema import TenantContext
 
 BATCH = 256
+# Passes of the background fill at most, while writers keep adding rows.
+MAX_PASSES = 4
 
 
 class ReindexReport(BaseModel):
@@ -29,13 +31,23 @@ class ReindexService:
     async def run(self, ctx: TenantContext, model: str) -> ReindexReport:
         if model == ctx.embedding_model:
             raise InvalidInput(f"tenant {ctx.name!r} already uses {model}")
-        embedder = self._embedders.get(model)
+        try:
+            embedder = self._embedders.get(model)
+        except ConfigurationError as exc:
+            raise InvalidInput(str(exc), field="model") from None
         embedded = 0
         async with self._pool.acquire() as conn:
             await repo.begin(conn, ctx.schema, embedder.dim)
-            # Background fill: searches keep using the old column meanwhile.
-            while batch := await repo.pending(conn, ctx.schema, BATCH):
-                embedded += await self._fill(conn, ctx, batch, model)
+            # Background fill: searches and writes go on meanwhile. Writers add rows as it goes;
+            # it stops chasing them once they stop shrinking the backlog (they come as fast as it
+            # embeds), and what is left is embedded under the lock below.
+            backlog = await repo.count_pending(conn, ctx.schema)
+            for _ in range(MAX_PASSES):
+                embedded += await self._fill_some(conn, ctx, backlog, model)
+                left = await repo.count_pending(conn, ctx.schema)
+                if left == 0 or left > backlog // 2:
+                    break
+                backlog = left
             await repo.build_index(conn, ctx.schema)
             async with conn.transaction():
                 await repo.lock_writers(conn, ctx.schema)
@@ -46,6 +58,13 @@ class ReindexService:
         return ReindexReport(
             tenant=ctx.name, from_model=ctx.embedding_model, to_model=model, dimension=embedder.dim, embedded=embedded
         )
+
+    async def _fill_some(self, conn: asyncpg.Connection, ctx: TenantContext, count: int, model: str) -> int:
+        """Embed about `count` pending rows, batch by batch."""
+        done = 0
+        while done < count and (batch := await repo.pending(conn, ctx.schema, BATCH)):
+            done += await self._fill(conn, ctx, batch, model)
+        return done
 
     async def _fill(self, conn: asyncpg.Connection, ctx: TenantContext, batch: list, model: str) -> int:
         vectors = await self._embedders.get(model).embed_documents([content for _, content in batch])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -10,10 +11,12 @@ from datetime import datetime
 
 import asyncpg
 
-from engram.errors import ConfigurationError, Conflict, Forbidden, NotFound, Unauthorized
+from engram.errors import Conflict, Forbidden, NotFound, Unauthorized
 from engram.store import control, tenant_meta
 from engram.store.migrate import migrate_schema
 from engram.store.schema import TenantContext, schema_name, validate_tenant_name
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "ek"
 # A valid key is remembered this long per process: rotation takes effect within this time everywhere.
@@ -114,24 +117,26 @@ class TenantService:
             meta = await tenant_meta.read_meta(conn, schema)
         if meta is None:
             raise NotFound(f"tenant {name!r} not found")
-        # Checked when the process first meets the tenant; a model changed later by `engram reindex`
-        # is followed (the new model is loaded on demand), since that change is deliberate.
-        known = self._contexts.get(name)
-        if known is None and (meta["embedding_model"] != self._model or meta["embedding_dim"] != self._dim):
-            raise ConfigurationError(
-                f"tenant {name!r} holds vectors of {meta['embedding_model']} ({meta['embedding_dim']} dims) "
-                f"but this service is configured with {self._model} ({self._dim} dims); set "
-                f"ENGRAM_EMBEDDING_MODEL={meta['embedding_model']} or re-embed the tenant"
-            )
         context = TenantContext(name, schema, meta["embedding_model"], meta["embedding_dim"])
         self._contexts[name] = (time.monotonic() + _CONTEXT_SECONDS, context)
         return context
 
     async def check_all(self) -> None:
-        """Start-up check: every tenant served here matches the configured embedding model."""
+        """Start-up check: say which tenants keep another model than the configured one (each is
+        served with its own model, loaded on demand; one tenant never stops the process)."""
         names = [self._only] if self._only else [t.name for t in await self.list()]
         for name in names:
-            await self.resolve(name)
+            try:
+                context = await self.resolve(name)
+            except NotFound:
+                continue  # dropped meanwhile
+            if context.embedding_model != self._model:
+                log.info(
+                    "tenant %s keeps its vectors of %s (new tenants get %s; `engram reindex` moves one)",
+                    name,
+                    context.embedding_model,
+                    self._model,
+                )
 
     async def authenticate(self, name: str, key: str | None) -> TenantContext:
         """401 without a valid key; 403 for a valid key of another tenant."""
@@ -156,7 +161,7 @@ class TenantService:
             return True
         try:
             context = await self.resolve(name)
-        except (NotFound, ConfigurationError):
+        except NotFound:
             return False
         async with self._pool.acquire() as conn:
             valid = await tenant_meta.key_is_valid(conn, context.schema, digest)

@@ -1,10 +1,14 @@
-"""The write pipeline: validate, embed, then under the tenant's write lock decide for each memory
-whether it is new, a repeat (touch), a detail (merge) or a change (supersede every memory it
-replaces), and apply it. Transcript turns are only ever exact duplicates or new."""
+"""The write pipeline: validate, embed, decide for each memory whether it is new, a repeat (touch),
+a detail (merge) or a change (supersede every memory it replaces), then apply the decisions under
+the tenant's write lock if what they rest on has not changed meanwhile (no model or LLM call is
+made under the lock). Transcript turns are only ever exact duplicates or new."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
@@ -29,6 +33,9 @@ from engram.store import memories as repo
 from engram.store.memories import MemoryRow
 from engram.store.schema import TenantContext
 
+# Times a write is decided again when other writers keep changing the memories it rests on.
+MAX_PLANS = 5
+
 
 def derived_columns(
     content: str, kind: Kind, layer: str, scope: str | None, vector: np.ndarray, model: str
@@ -43,6 +50,27 @@ def derived_columns(
         "embedding_model": model,
         "slot": read_claim(content).slot if kind == Kind.fact else None,
     }
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What a write's decisions rest on, as read at one moment."""
+
+    model: str
+    exact: dict[str, Memory]
+    neighbours: list[list[tuple[Memory, float]]]
+    slot_mates: list[list[tuple[Memory, float]]]
+
+    async def decide(self, rows: list[MemoryRow], thresholds: Thresholds, judge: Judge) -> list[dedup.Decision]:
+        return await dedup.plan(rows, self.exact, self.neighbours, self.slot_mates, thresholds, judge)
+
+    def fingerprint(self) -> tuple[str, frozenset[tuple[UUID, str, str]]]:
+        """Equal while no memory the decisions looked at appeared, went or changed its text (a
+        repeat that only counts a mention changes nothing here)."""
+        memories = [*self.exact.values()]
+        for found in (*self.neighbours, *self.slot_mates):
+            memories += [m for m, _ in found]
+        return self.model, frozenset((m.id, m.status.value, m.content) for m in memories)
 
 
 def scope_id(kind: Kind, layer: Layer, session_id: str | None, task_id: str | None) -> str | None:
@@ -69,6 +97,7 @@ class WriteService:
         self._thresholds_for = thresholds_for
         self._max_batch = max_batch
         self._max_chars = max_chars
+        self._queues: dict[str, asyncio.Lock] = {}
 
     async def write(self, ctx: TenantContext, item: NewMemory, actor: str | None = None) -> WriteResult:
         return (await self.write_batch(ctx, [item], actor))[0]
@@ -80,7 +109,8 @@ class WriteService:
         actor: str | None = None,
         derived_from: list[UUID] | None = None,
     ) -> list[WriteResult]:
-        """Store memories in one transaction, in order; results say what happened to each."""
+        """Store memories in one transaction, in order; results say what happened to each. Decided
+        outside the tenant's write lock, then applied under it if nothing they rest on changed."""
         if not items:
             raise InvalidInput("nothing to write: give at least one memory")
         if len(items) > self._max_batch:
@@ -91,46 +121,105 @@ class WriteService:
             where = index if len(items) > 1 else None
             contents.append(self.clean_content(item.content, index=where))
             _check_scope(item.layer, item.session_id, item.task_id, index=where)
-        # Embed before taking a connection: CPU work must not hold a database session.
-        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
-        rows = [
-            self._row(ctx, item, content, vector, tuple(derived_from or ()))
-            for item, content, vector in zip(items, contents, vectors, strict=True)
-        ]
-        try:
-            results = await self._store(ctx, items, rows, actor)
-        except asyncpg.DataError as exc:
-            if "dimensions" in str(exc):  # vectors of a model the tenant left a moment ago
-                raise Conflict("the tenant's embedding model just changed; retry the write") from None
-            raise InvalidInput("a value of this write cannot be stored") from None
-        for result in results:
-            metrics.write_decisions.labels(ctx.name, result.outcome.value).inc()
-        return results
+        rows: list[MemoryRow] = []
+        for attempt in range(MAX_PLANS):
+            # A write that must decide again queues behind the tenant's other such writes in this
+            # process, so related writers land one after the other instead of racing forever.
+            async with self._queue(ctx.schema) if attempt else contextlib.nullcontext():
+                if not rows or rows[0].embedding_model != ctx.embedding_model:
+                    rows = await self._rows(ctx, items, contents, tuple(derived_from or ()))
+                async with self._pool.acquire() as conn:
+                    seen = await self._read(conn, ctx, rows)
+                if seen.model != ctx.embedding_model:  # `engram reindex` moved the tenant meanwhile
+                    ctx = replace(ctx, embedding_model=seen.model, embedding_dim=self._embedders.get(seen.model).dim)
+                    continue
+                # Decided with no connection held: a judge may ask an LLM, a merge may embed.
+                thresholds = self._thresholds_for(ctx.embedding_model)
+                decisions = await seen.decide(rows, thresholds, self._judge)
+                merges = await self._with_vectors(ctx, rows, self._merged_contents(rows, decisions))
+                results = await self._commit(ctx, items, rows, seen, thresholds, decisions, merges, actor)
+            if results is not None:
+                for result in results:
+                    metrics.write_decisions.labels(ctx.name, result.outcome.value).inc()
+                return results
+        raise Conflict("the memories around this write kept changing while it was decided; retry")
 
-    async def _store(
-        self, ctx: TenantContext, items: list[NewMemory], rows: list[MemoryRow], actor: str | None
-    ) -> list[WriteResult]:
+    async def _commit(
+        self,
+        ctx: TenantContext,
+        items: list[NewMemory],
+        rows: list[MemoryRow],
+        seen: _Seen,
+        thresholds: Thresholds,
+        decisions: list[dedup.Decision],
+        merges: dict[int, tuple[str, np.ndarray]],
+        actor: str | None,
+    ) -> list[WriteResult] | None:
+        """Apply the decisions under the tenant's write lock, or None to decide again outside it."""
         async with self._pool.acquire() as conn, conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
-            exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
-            thresholds = self._thresholds_for(ctx.embedding_model)
-            facts = [r for r in rows if r.kind == Kind.fact]
-            near, mates = iter([]), iter([])
-            if facts:
-                near = iter(
-                    await repo.nearest_active(
-                        conn,
-                        ctx.schema,
-                        facts,
-                        dedup.NEAREST,
-                        [dedup.floor(r.content, thresholds, self._judge) for r in facts],
-                    )
-                )
-                mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
-            neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
-            slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
-            decisions = await dedup.plan(rows, exact, neighbours, slot_mates, thresholds, self._judge)
-            return await self._apply(conn, ctx, items, rows, decisions, actor)
+            now = await self._read(conn, ctx, rows)
+            if now.fingerprint() != seen.fingerprint():  # another writer changed what they rest on
+                if self._judge.remote or now.model != seen.model:
+                    return None
+                # The rules decide in microseconds: again here, unless a merge needs a new vector.
+                decisions = await now.decide(rows, thresholds, self._judge)
+                contents = self._merged_contents(rows, decisions)
+                if any(content != rows[i].content for i, content in contents.items()):
+                    return None
+                merges = await self._with_vectors(ctx, rows, contents)  # no embedding: rows' own vectors
+            try:
+                return await self._apply(conn, ctx, items, rows, decisions, merges, actor)
+            except asyncpg.DataError:
+                raise InvalidInput("a value of this write cannot be stored") from None
+
+    def _queue(self, schema: str) -> asyncio.Lock:
+        return self._queues.setdefault(schema, asyncio.Lock())
+
+    async def _rows(
+        self, ctx: TenantContext, items: list[NewMemory], contents: list[str], derived_from: tuple[UUID, ...]
+    ) -> list[MemoryRow]:
+        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
+        return [
+            self._row(ctx, item, content, vector, derived_from)
+            for item, content, vector in zip(items, contents, vectors, strict=True)
+        ]
+
+    async def _read(self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow]) -> _Seen:
+        """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates."""
+        model = await repo.current_model(conn, ctx.schema)
+        if model != ctx.embedding_model:
+            return _Seen(model, {}, [], [])
+        exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
+        thresholds = self._thresholds_for(ctx.embedding_model)
+        facts = [r for r in rows if r.kind == Kind.fact]
+        near: Iterator[list[tuple[Memory, float]]] = iter([])
+        mates: Iterator[list[tuple[Memory, float]]] = iter([])
+        if facts:
+            floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
+            near = iter(await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors))
+            mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
+        neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
+        slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
+        return _Seen(model, exact, neighbours, slot_mates)
+
+    def _merged_contents(self, rows: list[MemoryRow], decisions: list[dedup.Decision]) -> dict[int, str]:
+        """The content each merging row leaves in its target."""
+        merged = {}
+        for i, decision in enumerate(decisions):
+            if decision.relation == Relation.supplement:
+                proposed = decision.verdict.merged_content if decision.verdict else None
+                merged[i] = self.clean_content(proposed or rows[i].content)
+        return merged
+
+    async def _with_vectors(
+        self, ctx: TenantContext, rows: list[MemoryRow], contents: dict[int, str]
+    ) -> dict[int, tuple[str, np.ndarray]]:
+        """Each merged content with its vector (the row's own when the content is the row's)."""
+        return {
+            i: (content, rows[i].embedding if content == rows[i].content else await self.embed(ctx, content))
+            for i, content in contents.items()
+        }
 
     async def _apply(
         self,
@@ -139,6 +228,7 @@ class WriteService:
         items: list[NewMemory],
         rows: list[MemoryRow],
         decisions: list[dedup.Decision],
+        merges: dict[int, tuple[str, np.ndarray]],
         actor: str | None,
     ) -> list[WriteResult]:
         inserting = [i for i, d in enumerate(decisions) if d.relation in (Relation.different, Relation.conflict)]
@@ -162,7 +252,7 @@ class WriteService:
                 holder, outcome = created[i], WriteOutcome.created
             elif decision.relation == Relation.supplement:
                 target = await repo.get(conn, ctx.schema, memory_of(decision.target).id)  # as it is now
-                holder = await self._merge(conn, ctx, target, decision.verdict.merged_content or row.content, row)
+                holder = await self._merge(conn, ctx, target, *merges[i])
                 history.append(
                     (holder.id, "merged", actor, holder.content, {**details, "previous_content": target.content})
                 )
@@ -203,11 +293,9 @@ class WriteService:
         return results
 
     async def _merge(
-        self, conn: asyncpg.Connection, ctx: TenantContext, target: Memory, content: str, row: MemoryRow
+        self, conn: asyncpg.Connection, ctx: TenantContext, target: Memory, content: str, vector: np.ndarray
     ) -> Memory:
         """Put the merged content into the existing memory; a repeat of the fact counts as an access."""
-        content = self.clean_content(content)
-        vector = row.embedding if content == row.content else await self.embed(ctx, content)
         scope = scope_id(target.kind, target.layer, target.session_id, target.task_id)
         changes = {
             "content": content,

@@ -109,9 +109,17 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
 
 
 async def lock_writes(conn: asyncpg.Connection, schema: str) -> None:
-    """Serialise the tenant's writers until the transaction ends, so two writers of the same fact
-    in other words cannot both miss each other (exact copies are also stopped by a unique index)."""
+    """Serialise whatever changes the tenant's memories until the transaction ends, so two writers
+    of the same fact in other words cannot both miss each other (exact copies are also stopped by
+    a unique index). The table lock every change needs is taken first, before any row lock: a
+    reindex switching models waits for the change, or the change for the switch, never both."""
     await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{schema}.writes")
+    await conn.execute(f"LOCK TABLE {schema}.memories IN ROW EXCLUSIVE MODE")
+
+
+async def current_model(conn: asyncpg.Connection, schema: str) -> str:
+    """The model of the tenant's vectors now (``engram reindex`` changes it)."""
+    return await conn.fetchval(f"SELECT embedding_model FROM {schema}.meta")
 
 
 async def nearest_active(

@@ -45,6 +45,10 @@ async def pending(conn: asyncpg.Connection, schema: str, limit: int) -> list[tup
     return [(r["id"], r["content"]) for r in records]
 
 
+async def count_pending(conn: asyncpg.Connection, schema: str) -> int:
+    return await conn.fetchval(f"SELECT count(*) FROM {schema}.memories WHERE embedding_next IS NULL")
+
+
 async def fill(conn: asyncpg.Connection, schema: str, ids: list[UUID], vectors: list[np.ndarray], model: str) -> None:
     await conn.execute(
         f"""UPDATE {schema}.memories m SET embedding_next = t.v, embedding_next_model = $3
