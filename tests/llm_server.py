@@ -32,6 +32,11 @@ class Answer:
 class ScriptedLLM:
     answers: deque[Answer] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Cleared: every request waits (the model "thinks") until it is set again.
+    gate: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.gate.set()
 
     def reply_json(self, obj: Any, delay: float = 0.0) -> None:
         self.answers.append(Answer(content=json.dumps(obj, ensure_ascii=False), delay=delay))
@@ -47,6 +52,8 @@ class ScriptedLLM:
 
     async def _chat(self, request: Request) -> JSONResponse:
         self.requests.append(await request.json())
+        while not self.gate.is_set():
+            await asyncio.sleep(0.01)
         answer = self.answers.popleft() if self.answers else Answer(status=503)
         if answer.delay:
             await asyncio.sleep(answer.delay)

@@ -16,6 +16,11 @@ from tests.conftest import free_port, unique_tenant
 from tests.llm_server import LLMServer
 
 
+async def until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
 @pytest.fixture(scope="module")
 def llm():
     with LLMServer(free_port()) as server:
@@ -190,3 +195,24 @@ async def test_concurrent_writers_of_related_facts_all_land_while_the_model_thin
     assert [r.outcome for r in results] == [WriteOutcome.created] * len(trips)
     stored = await llm_engram.memories.list(llm_tenant, MemoryFilter())
     assert sorted(m.content for m in stored.items) == sorted(trips)
+
+
+async def test_writes_waiting_for_the_model_hold_no_database_connection(llm_engram, llm, llm_tenant):
+    """More writers than the pool has connections wait for the model at once; searches go on."""
+    llm.script.reply_json({"relations": []})
+    await llm_engram.writes.write(llm_tenant, NewMemory(content="Trip 0: the user flew to city number 0 in May"))
+    many = llm_engram.settings.pool_max_size + 2
+    for _ in range(many):
+        llm.script.reply_json({"relations": []})
+    before, asked = llm_engram.judge.fallbacks, len(llm.script.requests)
+    llm.script.gate.clear()
+    try:
+        trips = [f"Trip {i}: the user flew to city number {i} in May" for i in range(1, many + 1)]
+        writing = asyncio.gather(*(llm_engram.writes.write(llm_tenant, NewMemory(content=t)) for t in trips))
+        await asyncio.wait_for(until(lambda: len(llm.script.requests) == asked + many), 60)  # all wait for the model
+        found = await asyncio.wait_for(llm_engram.search.search(llm_tenant, SearchRequest(query="Trip 0")), 60)
+        assert found.hits[0].memory.content.startswith("Trip 0")
+        assert llm_engram.judge.fallbacks == before and not writing.done()  # found while every writer waited
+    finally:
+        llm.script.gate.set()
+    assert {r.outcome for r in await writing} == {WriteOutcome.created}
