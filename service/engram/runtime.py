@@ -105,6 +105,9 @@ async def check_environment(pool: asyncpg.Pool, environment: str) -> None:
 async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> Engram:
     # The Chinese word dictionary loads beside start-up, not on the first Chinese query.
     threading.Thread(target=tokenize.warm_up, name="engram-warm-up", daemon=True).start()
+    embedded = settings.database_url is None
+    if embedded and check:  # the embedded database is this process's own: brought up to date on open
+        await bootstrap_database(dsn, settings.environment)
     embedder = build_embedder(settings)
     pool = await create_pool(
         dsn, settings.pool_min_size, settings.pool_max_size, ef_search=settings.retrieval.hnsw_ef_search
@@ -114,6 +117,8 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
             await check_environment(pool, settings.environment)
         cache = build_cache(settings.redis_url, settings.cache_ttl_seconds, settings.cache_max_items)
         tenants = TenantService(pool, embedder.model_id, embedder.dim, only=settings.tenant)
+        if embedded and check:
+            await tenants.migrate_all()
         if check:
             await tenants.check_all()
     except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -91,12 +92,21 @@ class LifecycleSettings(BaseModel):
     scheduler_interval_seconds: float = Field(7 * 24 * 3600, gt=0)
 
 
+def default_state_dir() -> Path:
+    """One place per user whatever the working directory, so `make run`, `engram mcp` started by a
+    desktop agent and every other command share one embedded database: /var/lib/engram as root
+    (the embedded server's unprivileged user can reach it), else the XDG data directory."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/engram")
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "engram"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_nested_delimiter="__", extra="ignore", frozen=True)
 
     # Where the database is. Unset: an embedded PostgreSQL under state_dir is started.
     database_url: SecretStr | None = None
-    state_dir: Path = Path(".state")
+    state_dir: Path = Field(default_factory=lambda: default_state_dir())
     environment: Environment = "test"
     # Single-tenant mode (one Deployment per tenant on Kubernetes): only this tenant is served.
     tenant: str | None = None

@@ -2,10 +2,14 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
 
 from tests.conftest import ROOT, unique_tenant
 
@@ -64,9 +68,59 @@ def test_bad_input_exits_with_code_2(cli_env, args):
     assert result.stderr.strip()
 
 
-def test_wrong_environment_exits_with_code_1(cli_env):
+def test_wrong_environment_exits_with_code_2(cli_env):
     result = engram({**cli_env, "ENGRAM_ENVIRONMENT": "prod"}, "tenant", "list")
-    assert result.returncode == 1 and "refusing to start" in result.stderr
+    assert result.returncode == 2 and "refusing to start" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "says"),
+    [
+        ({"ENGRAM_PORT": "abc"}, ("tenant", "list"), "bad configuration: ENGRAM_PORT"),
+        ({"ENGRAM_RETRIEVAL__CANDIDATES": "0"}, ("tenant", "list"), "ENGRAM_RETRIEVAL__CANDIDATES"),
+        ({"ENGRAM_DATABASE_URL": "postgresql://u:p@127.0.0.1:1/db"}, ("tenant", "list"), "cannot reach the database"),
+        ({}, ("reindex", "-t", "{tenant}", "--model", "nosuch"), "unknown embedding model 'nosuch'"),
+    ],
+)
+def test_configuration_and_outages_are_one_line_and_exit_2(cli_env, env, args, says):
+    tenant = unique_tenant("cli")
+    assert engram(cli_env, "tenant", "create", tenant).returncode == 0
+    result = engram({**cli_env, **env}, *(arg.format(tenant=tenant) for arg in args))
+    assert result.returncode == 2 and result.stderr.startswith("error: ") and says in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+async def test_the_embedded_database_is_one_from_any_directory():
+    """`engram mcp` started by a desktop agent in any directory reaches the database `make run`
+    uses (created, migrated and given a default tenant on first use), on the same port each start."""
+    root = Path(tempfile.mkdtemp(prefix="engram-anywhere-"))
+    root.chmod(0o755)  # the embedded server's user must reach the state directory
+    state, elsewhere, other = root / "state", root / "a", root / "b"
+    for folder in (state, elsewhere, other):
+        folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {"ENGRAM_STATE_DIR": str(state)}
+
+    def stdio(cwd) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable, args=["-m", "engram", "mcp", "-t", "default"], env=env, cwd=cwd
+        )
+
+    try:
+        async with Client(stdio(elsewhere)) as client:
+            written = await client.call_tool("write_memory", {"content": "The user's locker code is 4471"})
+            assert written.structured_content["outcome"] == "created", written
+        async with Client(stdio(other)) as client:
+            found = await client.call_tool("search_memory", {"query": "locker code"})
+            assert found.structured_content["hits"][0]["memory"]["content"] == "The user's locker code is 4471"
+        assert not (elsewhere / ".state").exists() and not (other / ".state").exists()
+
+        first = engram(env, "db", "start")
+        engram(env, "db", "stop")
+        again = engram(env, "db", "start")
+        assert first.returncode == 0 and first.stdout == again.stdout  # the same URL, port included
+    finally:
+        engram(env, "db", "stop")
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_eval_runs_our_own_sets_and_refuses_bad_input(cli_env, tmp_path):

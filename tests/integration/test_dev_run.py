@@ -35,7 +35,10 @@ async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
     workdir = Path(tempfile.mkdtemp(prefix="engram-dev-"))
     workdir.chmod(0o755)  # the embedded server's user must reach .state inside it
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {"ENGRAM_PORT": str(port)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {
+        "ENGRAM_PORT": str(port),
+        "ENGRAM_STATE_DIR": str(workdir / ".state"),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "engram", "dev"],
         cwd=workdir,

@@ -30,3 +30,18 @@ def test_embedded_postgres_paths_are_absolute(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     assert EmbeddedPostgres(Path(".state/postgres")).data_dir == tmp_path / ".state" / "postgres" / "data"
+
+
+def test_the_state_directory_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):
+    import engram.settings as settings_module
+
+    monkeypatch.delenv("ENGRAM_STATE_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(settings_module.os, "geteuid", lambda: 0)
+    assert Settings().state_dir == Path("/var/lib/engram")
+    monkeypatch.setattr(settings_module.os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert Settings().state_dir == tmp_path / "data" / "engram"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert Settings().state_dir == tmp_path / "home" / ".local" / "share" / "engram"

@@ -8,9 +8,11 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Annotated, Any, TypeVar
 
+import asyncpg
 import typer
+from pydantic import ValidationError
 
-from engram.errors import ConfigurationError, EngramError
+from engram.errors import EngramError
 from engram.runtime import Engram, database_url, engram_session
 from engram.settings import Settings
 
@@ -31,18 +33,33 @@ def fail(message: str, code: int) -> typer.Exit:
 
 
 def command(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Map expected errors to exit codes: 2 for bad input or state, 1 for deployment problems."""
+    """Every expected failure is one line on stderr and exit code 2: bad input or state, bad
+    configuration, a database out of reach. A traceback (exit 1) means a bug."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except ConfigurationError as exc:
-            raise fail(str(exc), 1) from None
         except EngramError as exc:
             raise fail(str(exc), 2) from None
+        except ValidationError as exc:
+            raise fail(_problems(exc), 2) from None
+        except (OSError, asyncpg.PostgresConnectionError, asyncpg.InvalidAuthorizationSpecificationError) as exc:
+            raise fail(f"cannot reach the database: {exc or type(exc).__name__}", 2) from None
 
     return wrapper
+
+
+def _problems(exc: ValidationError) -> str:
+    """'bad configuration: ENGRAM_PORT: Input should be a valid integer', or for an argument
+    'invalid input: content: ...'."""
+    if exc.title == "Settings":  # ENGRAM_* variables
+        where = ["ENGRAM_" + "__".join(str(part) for part in e["loc"]).upper() for e in exc.errors()]
+        prefix = "bad configuration"
+    else:
+        where = [".".join(str(part) for part in e["loc"]) for e in exc.errors()]
+        prefix = "invalid input"
+    return f"{prefix}: " + "; ".join(f"{w}: {e['msg']}" for w, e in zip(where, exc.errors(), strict=True))
 
 
 def with_engram(settings: Settings, work: Callable[[Engram], Awaitable[T]]) -> T:

