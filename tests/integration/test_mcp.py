@@ -45,12 +45,17 @@ async def round_trip(client: Client) -> None:
     assert set(tools) == TOOLS
     assert tools["search_memory"].annotations.read_only_hint is True
     assert tools["forget_memory"].annotations.destructive_hint is True
+    # A repeated write is another mention of the memory: only the other tools are idempotent.
+    idempotent = {name for name, tool in tools.items() if tool.annotations.idempotent_hint}
+    assert idempotent == TOOLS - {"write_memory", "write_memories", "remember"}
     assert tools["write_memory"].output_schema is not None
 
     written = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
     assert not written.is_error
     memory_id = written.structured_content["memory"]["id"]
     assert written.structured_content["outcome"] == "created"
+    again = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
+    assert again.structured_content["memory"]["mentions"] == 2  # why a write is not idempotent
 
     found = await client.call_tool("search_memory", {"query": "where is order 12345", "explain": True})
     hits = found.structured_content["hits"]
@@ -61,6 +66,8 @@ async def round_trip(client: Client) -> None:
 
     forgotten = await client.call_tool("forget_memory", {"memory_id": memory_id, "reason": "test"})
     assert forgotten.structured_content["status"] == "forgotten"
+    twice = await client.call_tool("forget_memory", {"memory_id": memory_id, "reason": "test"})
+    assert twice.structured_content == forgotten.structured_content  # idempotent, as announced
     after = await client.call_tool("search_memory", {"query": "order 12345"})
     assert after.structured_content["hits"] == []
 

@@ -110,18 +110,21 @@ def build_mcp(
             return await stdio_tenant()
         raise ToolError("no authenticated tenant for this request")
 
-    def annotations(*, read_only: bool, destructive: bool) -> ToolAnnotations:
+    def annotations(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
         return ToolAnnotations(
             read_only_hint=read_only,
             destructive_hint=destructive,
-            idempotent_hint=True,
+            idempotent_hint=idempotent,
             open_world_hint=False,
         )
 
-    read_only = annotations(read_only=True, destructive=False)
-    writes = annotations(read_only=False, destructive=False)
-    # Forgetting and editing change what the agent will find (both are undoable: restore, history).
-    changes_content = annotations(read_only=False, destructive=True)
+    read_only = annotations(read_only=True, destructive=False, idempotent=True)
+    # Saying a thing again counts as another mention (it strengthens the memory against forgetting).
+    writes = annotations(read_only=False, destructive=False, idempotent=False)
+    restores = annotations(read_only=False, destructive=False, idempotent=True)
+    # Forgetting, editing and closing change what the agent will find (undoable: restore, history);
+    # the same call again changes nothing more.
+    changes_content = annotations(read_only=False, destructive=True, idempotent=True)
 
     @server.tool(title="Write a memory", annotations=writes)
     async def write_memory(
@@ -240,7 +243,7 @@ def build_mcp(
         with tool_errors("forget_memory"):
             return await engram().memories.forget(await tenant_of(ctx), memory_id, actor="mcp", reason=reason)
 
-    @server.tool(title="Restore a forgotten memory", annotations=writes)
+    @server.tool(title="Restore a forgotten memory", annotations=restores)
     async def restore_memory(ctx: Context, memory_id: MemoryId) -> Memory:
         """Bring a forgotten memory back."""
         with tool_errors("restore_memory"):
