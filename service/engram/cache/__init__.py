@@ -1,4 +1,5 @@
-"""Cache port: Redis when configured, an in-process LRU otherwise."""
+"""Cache port: Redis when configured (the in-process LRU standing in during an outage), the
+in-process LRU otherwise."""
 
 from engram.cache.base import Cache
 from engram.cache.local import LocalCache
@@ -8,6 +9,5 @@ __all__ = ["Cache", "LocalCache", "RedisCache", "build_cache"]
 
 
 def build_cache(redis_url: str | None, ttl_seconds: int, max_items: int) -> Cache:
-    if redis_url:
-        return RedisCache(redis_url, ttl_seconds)
-    return LocalCache(max_items, ttl_seconds)
+    local = LocalCache(max_items, ttl_seconds)
+    return RedisCache(redis_url, ttl_seconds, fallback=local) if redis_url else local

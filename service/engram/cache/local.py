@@ -15,14 +15,21 @@ class LocalCache(Cache):
         self._ttl = ttl_seconds
 
     async def get(self, key: str) -> bytes | None:
+        return self._count(self.lookup(key))
+
+    async def set(self, key: str, value: bytes) -> None:
+        self.keep(key, value)
+
+    def lookup(self, key: str) -> bytes | None:
+        """The value, uncounted (for a cache that stands in for another)."""
         item = self._items.get(key)
         if item is None or item[0] < time.monotonic():
             self._items.pop(key, None)
-            return self._count(None)
+            return None
         self._items.move_to_end(key)
-        return self._count(item[1])
+        return item[1]
 
-    async def set(self, key: str, value: bytes) -> None:
+    def keep(self, key: str, value: bytes) -> None:
         if self._max == 0:
             return
         self._items[key] = (time.monotonic() + self._ttl, value)

@@ -1,4 +1,5 @@
-"""Redis cache shared by replicas. An outage degrades to no cache, never to an error."""
+"""Redis cache shared by replicas. During an outage the in-process cache stands in (the values are
+query vectors: they never go stale), with one warning when it starts and a note when it ends."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from engram.cache.base import Cache
+from engram.cache.local import LocalCache
 
 log = logging.getLogger(__name__)
 
@@ -17,31 +19,38 @@ _BACKOFF_SECONDS = 5.0
 
 
 class RedisCache(Cache):
-    def __init__(self, url: str, ttl_seconds: int) -> None:
+    def __init__(self, url: str, ttl_seconds: int, fallback: LocalCache) -> None:
         self._redis = Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
         self._ttl = ttl_seconds
+        self._fallback = fallback
         self._down_until = 0.0
+        self._down = False
 
     @property
     def available(self) -> bool:
         return time.monotonic() >= self._down_until
 
     async def get(self, key: str) -> bytes | None:
-        if not self.available:
-            return self._count(None)
-        try:
-            return self._count(await self._redis.get(key))
-        except (RedisError, OSError) as exc:
-            self._mark_down(exc)
-            return self._count(None)
+        if self.available:
+            try:
+                value = await self._redis.get(key)
+            except (RedisError, OSError) as exc:
+                self._mark_down(exc)
+            else:
+                self._mark_up()
+                return self._count(value)
+        return self._count(self._fallback.lookup(key))
 
     async def set(self, key: str, value: bytes) -> None:
-        if not self.available:
-            return
-        try:
-            await self._redis.set(key, value, ex=self._ttl)
-        except (RedisError, OSError) as exc:
-            self._mark_down(exc)
+        if self.available:
+            try:
+                await self._redis.set(key, value, ex=self._ttl)
+            except (RedisError, OSError) as exc:
+                self._mark_down(exc)
+            else:
+                self._mark_up()
+                return
+        self._fallback.keep(key, value)
 
     async def close(self) -> None:
         try:
@@ -50,5 +59,11 @@ class RedisCache(Cache):
             log.debug("redis close failed", exc_info=True)
 
     def _mark_down(self, exc: Exception) -> None:
-        log.warning("redis unavailable, caching disabled for %.0fs: %s", _BACKOFF_SECONDS, exc)
-        self._down_until = time.monotonic() + _BACKOFF_SECONDS
+        if not self._down:
+            log.warning("redis unavailable (%s); the in-process cache stands in until it is back", exc)
+        self._down, self._down_until = True, time.monotonic() + _BACKOFF_SECONDS
+
+    def _mark_up(self) -> None:
+        if self._down:
+            log.info("redis is back")
+        self._down = False

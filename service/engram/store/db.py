@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import asyncpg
 from pgvector.asyncpg import register_vector
@@ -22,6 +23,7 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 
 async def create_pool(dsn: str, min_size: int = 1, max_size: int = 10, ef_search: int = 64) -> asyncpg.Pool:
     """A pool whose sessions see only ``public`` (the extensions): every table must be schema-qualified."""
+    logging.getLogger("asyncpg.pool").addFilter(_OUTAGE_RETRIES)
     return await asyncpg.create_pool(
         dsn,
         min_size=min_size,
@@ -64,3 +66,14 @@ _UNREACHABLE = (
 def unreachable(exc: BaseException) -> bool:
     """Whether a failure means the database is out of reach, not that a statement was wrong."""
     return isinstance(exc, _UNREACHABLE)
+
+
+class _OutageRetries(logging.Filter):
+    """asyncpg logs a traceback each time it retries keeping the pool's floor of connections while
+    the database is away; the service's own warning says so once per outage."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and record.exc_info[1] is not None and unreachable(record.exc_info[1]))
+
+
+_OUTAGE_RETRIES = _OutageRetries()

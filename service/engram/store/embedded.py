@@ -82,13 +82,18 @@ class EmbeddedPostgres:
         with contextlib.suppress(OSError, ValueError):
             previous = int(self._port_file.read_text())
             with socket.socket() as sock:
+                # As the server binds: connections it cut a moment ago (TIME_WAIT) do not hold the
+                # port, a listener does.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(("127.0.0.1", previous))
+                sock.listen()
             return previous
         return None
 
-    def stop(self) -> None:
+    def stop(self, mode: str = "fast") -> None:
+        """``fast`` rolls back sessions and checkpoints; ``immediate`` is a crash (tests use it)."""
         if self.is_running():
-            self._pg_ctl(["stop", "-m", "fast", "-w"])
+            self._pg_ctl(["stop", "-m", mode, "-w"])
 
     def destroy(self) -> None:
         self.stop()
