@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from engram import scheduler
 from engram.domain.judgement import Turn
-from engram.domain.models import Layer, MemoryFilter, NewMemory, Status, WriteOutcome
+from engram.domain.models import Layer, MemoryFilter, MemoryPatch, NewMemory, Status, WriteOutcome
 from engram.domain.search import SearchRequest
 from engram.runtime import engram_session
 from engram.settings import LifecycleSettings
@@ -262,3 +262,19 @@ async def test_consolidation_forgetting_and_writes_run_together_safely(engram, t
     assert status[by_user.id] == "forgotten" and status[stale.id] == "forgotten"
     assert {m.content for m in await memories_of(engram, ctx)} >= set(new)
     assert len(merged) == len(likes)  # all the redundancy went, once
+
+
+async def test_the_schedule_never_forgets_what_was_used_or_pinned_after_it_looked(engram, tenant):
+    ctx, _ = tenant
+    contents = ("The user's gym locker is 12", "The user's bike is blue", "The user's blood type is O", "A kettle")
+    used, pinned, kept, idle = [(await engram.writes.write(ctx, NewMemory(content=c))).memory for c in contents]
+    await engram.memories.update(ctx, kept.id, MemoryPatch(pinned=True))  # pinned long ago
+    for memory in (used, pinned, kept, idle):
+        await age(engram, ctx, memory.id, 400)
+    looked = datetime.now(UTC)  # all stale when the schedule looked at them
+    await engram.search.search(ctx, SearchRequest(query="gym locker", top_k=1))  # then one is used...
+    await engram.memories.update(ctx, pinned.id, MemoryPatch(pinned=True))  # ...and one pinned
+    for memory in (used, pinned, kept, idle):
+        await engram.memories.forget_if_unused(ctx, memory.id, looked, "forgetting", "stale")
+    statuses = [(await engram.memories.get(ctx, m.id)).status for m in (used, pinned, kept, idle)]
+    assert statuses == [Status.active, Status.active, Status.active, Status.forgotten]
