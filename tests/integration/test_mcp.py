@@ -116,6 +116,12 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
         assert session.is_error and "session_id" in session.content[0].text
         batch = await client.call_tool("write_memories", {"items": [{"content": "a"}, {"content": "b"}]})
         assert [r["outcome"] for r in batch.structured_content["results"]] == ["created", "created"]
+        for both_or_neither in ({}, {"session_id": "s", "task_id": "t"}):
+            closed = await client.call_tool("close_scope", both_or_neither)
+            assert (
+                closed.is_error
+                and "invalid_input: give exactly one of session_id and task_id" in closed.content[0].text
+            )
 
 
 @pytest.mark.parametrize("path", ["mcp", "sse"])

@@ -38,7 +38,7 @@ class RedisCache(Cache):
                 self._mark_down(exc)
             else:
                 self._mark_up()
-                return self._count(value)
+                return self._count(value if isinstance(value, bytes) else None)
         return self._count(self._fallback.lookup(key))
 
     async def set(self, key: str, value: bytes) -> None:

@@ -133,12 +133,9 @@ def close(
     task_id: Annotated[str | None, typer.Option(help="the task that ended")] = None,
 ) -> None:
     """End a session or task: its short-lived memories are forgotten (restorable)."""
-    if (session_id is None) == (task_id is None):
-        raise fail("give exactly one of --session-id and --task-id", 2)
-    layer, scope = (Layer.session, session_id) if session_id else (Layer.task, task_id)
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.close_scope(await engram.tenants.resolve(tenant), layer, scope, actor="cli")
+        return await engram.memories.close(await engram.tenants.resolve(tenant), session_id, task_id, actor="cli")
 
     closed = with_engram(Settings(), run)
     print_json({"closed": [str(m.id) for m in closed]})

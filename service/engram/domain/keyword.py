@@ -67,7 +67,8 @@ class KeywordQuery:
     def build(cls, tokens: list[str], documents: int, frequencies: list[int]) -> KeywordQuery:
         tokens, frequencies = tokens[:MAX_QUERY_TOKENS], frequencies[:MAX_QUERY_TOKENS]
         weights = [idf(documents, df) for df in frequencies]
-        match, spent = [], 0
+        match: list[str] = []
+        spent = 0
         informative = [(df, t) for t, df, w in zip(tokens, frequencies, weights, strict=True) if df > 0 and w > 0]
         for df, token in sorted(informative):
             if match and spent + df > MATCH_BUDGET:

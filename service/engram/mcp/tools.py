@@ -330,9 +330,6 @@ def build_mcp(
     ) -> Closed:
         """Forget the short-lived memories of a finished session or task (restorable)."""
         with tool_errors("close_scope"):
-            if (session_id is None) == (task_id is None):
-                raise ToolError("give exactly one of session_id and task_id")
-            layer, scope = (Layer.session, session_id) if session_id else (Layer.task, task_id)
-            return Closed(closed=await engram().memories.close_scope(await tenant_of(ctx), layer, scope, actor="mcp"))
+            return Closed(closed=await engram().memories.close(await tenant_of(ctx), session_id, task_id, actor="mcp"))
 
     return server

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import builtins  # `list` is also a method here
 from collections.abc import Callable
 from datetime import UTC, datetime
 from uuid import UUID
@@ -64,7 +65,7 @@ class MemoryService:
                 by_layer[r["layer"]] += r["n"]
         return MemoryCounts(by_type=by_type, by_layer=by_layer, by_status=by_status)
 
-    async def chain(self, ctx: TenantContext, memory_id: UUID) -> list[Memory]:
+    async def chain(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[Memory]:
         """The versions of a fact: what this memory replaced and what replaced it, oldest first."""
         async with self._pool.acquire() as conn:
             chain = await repo.supersession_chain(conn, ctx.schema, memory_id)
@@ -72,7 +73,7 @@ class MemoryService:
             raise NotFound(f"memory {memory_id} not found")
         return chain
 
-    async def history(self, ctx: TenantContext, memory_id: UUID) -> list[HistoryEvent]:
+    async def history(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[HistoryEvent]:
         async with self._pool.acquire() as conn:
             events = await repo.history(conn, ctx.schema, memory_id)
         if not events:
@@ -122,7 +123,19 @@ class MemoryService:
                 await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
         return updated
 
-    async def close_scope(self, ctx: TenantContext, layer: Layer, scope: str, actor: str | None = None) -> list[Memory]:
+    async def close(
+        self, ctx: TenantContext, session_id: str | None, task_id: str | None, actor: str | None = None
+    ) -> builtins.list[Memory]:
+        """Close whichever of a session or a task is given (exactly one)."""
+        if session_id is not None and task_id is None:
+            return await self.close_scope(ctx, Layer.session, session_id, actor)
+        if task_id is not None and session_id is None:
+            return await self.close_scope(ctx, Layer.task, task_id, actor)
+        raise InvalidInput("give exactly one of session_id and task_id", field="session_id")
+
+    async def close_scope(
+        self, ctx: TenantContext, layer: Layer, scope: str, actor: str | None = None
+    ) -> builtins.list[Memory]:
         """A session or task ended: its short-lived memories are forgotten (restorable)."""
         if layer == Layer.long_term:
             raise InvalidInput("only session and task layers are closed")

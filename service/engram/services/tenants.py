@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins  # `list` is also a method here
 import hashlib
 import logging
 import secrets
@@ -96,7 +97,7 @@ class TenantService:
             await conn.execute(f"DROP SCHEMA {context.schema} CASCADE")
         self._contexts.pop(name, None)
 
-    async def migrate_all(self) -> dict[str, list[int]]:
+    async def migrate_all(self) -> dict[str, builtins.list[int]]:
         applied = {}
         for info in await self.list():
             context = await self.resolve(info.name)

@@ -240,8 +240,12 @@ class WriteService:
             (m.id, "written", actor, m.content, _write_details(items[i])) for i, m in created.items()
         ]
 
-        def memory_of(target: dedup.Target) -> Memory:
-            return target.memory if target.memory is not None else created[target.batch_index]
+        def memory_of(target: dedup.Target | None) -> Memory:
+            assert target is not None, "a same or supplement decision names what it goes into"
+            if target.memory is not None:
+                return target.memory
+            assert target.batch_index is not None
+            return created[target.batch_index]
 
         results: list[WriteResult] = []
         for i, (item, row, decision) in enumerate(zip(items, rows, decisions, strict=True)):
@@ -251,10 +255,11 @@ class WriteService:
             if decision.relation in (Relation.different, Relation.conflict):
                 holder, outcome = created[i], WriteOutcome.created
             elif decision.relation == Relation.supplement:
-                target = await repo.get(conn, ctx.schema, memory_of(decision.target).id)  # as it is now
-                holder = await self._merge(conn, ctx, target, *merges[i])
+                current = await repo.get(conn, ctx.schema, memory_of(decision.target).id)
+                assert current is not None, "read again under the lock: it is there"
+                holder = await self._merge(conn, ctx, current, *merges[i])
                 history.append(
-                    (holder.id, "merged", actor, holder.content, {**details, "previous_content": target.content})
+                    (holder.id, "merged", actor, holder.content, {**details, "previous_content": current.content})
                 )
                 outcome = WriteOutcome.merged
             else:
@@ -262,12 +267,12 @@ class WriteService:
                 history.append((holder.id, "touched", actor, holder.content, details))
                 outcome = WriteOutcome.duplicate if decision.exact else WriteOutcome.touched
             retired = []
-            for target in decision.retire:
-                old = await repo.get(conn, ctx.schema, memory_of(target).id)
+            for retiree in decision.retire:
+                old = await repo.get(conn, ctx.schema, memory_of(retiree).id)
                 if old is None or old.status != Status.active or old.id == holder.id:
                     continue
                 old = await repo.update(conn, ctx.schema, old.id, {"status": "superseded", "superseded_by": holder.id})
-                reason = decision.reasons.get(target.key, "")
+                reason = decision.reasons.get(retiree.key, "")
                 history.append(
                     (
                         old.id,
