@@ -2,6 +2,7 @@
 that would poison a tenant, bodies capped before they are read."""
 
 import json
+import re
 
 import httpx
 import pytest
@@ -108,9 +109,10 @@ async def test_repeats_answer_200_and_new_memories_201(api):
 
 async def test_errors_of_routes_and_keys_share_the_model(service, api):
     assert error_of(await api.get("/no-such-route"), 404)["code"] == "not_found"
+    memories = f"{api.base_url.path}memories"  # the base path ends with a slash
     async with httpx.AsyncClient(base_url=service.url) as anonymous:
-        assert error_of(await anonymous.get(f"{api.base_url.path}/memories"), 401)["code"] == "unauthorized"
-        too_big = await anonymous.post(f"{api.base_url.path}/memories", content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
+        assert error_of(await anonymous.get(memories), 401)["code"] == "unauthorized"
+        too_big = await anonymous.post(memories, content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
         assert error_of(too_big, 413)["code"] == "too_large"  # refused before the key is even looked at
 
 
@@ -138,3 +140,84 @@ async def test_a_batch_never_conflicts_with_itself(api):
     for _ in range(2):
         response = await api.post("/memories/batch", json=turns)
         assert response.status_code in (200, 201), response.text
+
+
+# Found by the fuzzer (test_fuzz_api.py): each a class of answer that broke the published contract.
+
+
+async def test_a_method_a_path_lacks_is_a_405_listing_every_method_it_has(api):
+    for method, path, allowed in [
+        ("TRACE", "/memories", {"GET", "POST"}),  # not swallowed by the MCP mount: a 405, not a 404
+        ("OPTIONS", "/memories", {"GET", "POST"}),  # every route of the path, not the first one's
+        ("PATCH", "/memories/batch", {"POST"}),  # "batch" is no memory id: not a 422 about memory_id
+        ("PUT", "/memories/00000000-0000-0000-0000-000000000000", {"GET", "PATCH", "DELETE"}),
+    ]:
+        response = await api.request(method, path)
+        assert error_of(response, 405)["code"] == "method_not_allowed"
+        assert set(response.headers["allow"].split(", ")) == allowed, (method, path)
+    assert error_of(await api.get("/v1-typo/memories"), 404)["message"].startswith("no such path")
+    assert error_of(await api.get("/memories/not-a-uuid"), 404)["code"] == "not_found"
+
+
+async def test_an_instant_is_iso_8601_text_never_a_number(api):
+    assert error_of(await api.get("/memories", params={"occurred_before": "0.5"}), 422)["field"] == "occurred_before"
+    assert error_of(await api.get("/memories", params={"created_after": "0001-01-01"}), 422)["field"] == "created_after"
+    created = await api.post("/memories", json={"content": "tea at noon", "occurred_at": 1700000000})
+    assert error_of(created, 422)["field"] == "occurred_at"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/search", {"query": "tea", "explain": 0}, "explain"),
+        ("/search", {"query": "tea", "top_k": "5"}, "top_k"),
+        ("/search", {"query": "tea", "top_k": True}, "top_k"),
+        ("/memories", {"content": "tea", "pinned": "yes"}, "pinned"),
+        ("/memories", {"content": "tea", "importance": "0.5"}, "importance"),
+        ("/memories", {"content": "tea", "importance": False}, "importance"),
+    ],
+)
+async def test_a_json_scalar_of_another_type_is_refused(api, path, body, field):
+    """Lax parsing would take 0 for false, "5" for 5, "yes" for true: the schema says otherwise."""
+    assert error_of(await api.post(path, json=body), 422)["field"] == field
+
+
+async def test_a_json_integer_may_be_written_with_a_point(api):
+    response = await api.post("/search", json={"query": "tea", "top_k": 3.0})
+    assert response.status_code == 200, response.text
+
+
+async def test_an_unknown_query_parameter_is_refused_not_ignored(api):
+    (await api.post("/memories", json={"content": "I like green tea", "importance": 0})).raise_for_status()
+    typo = await api.post("/forgetting/run", params={"dryrun": "true"})  # ignored, it would forget for real
+    assert error_of(typo, 422)["field"] == "dryrun"
+    assert error_of(await api.post("/consolidation/run?=false"), 422)["field"] == ""
+    assert error_of(await api.get("/memories", params={"limit": 5, "sesion_id": "s"}), 422)["field"] == "sesion_id"
+    assert len((await api.get("/memories")).json()["items"]) == 1
+
+
+async def test_a_body_that_cannot_be_read_is_a_422_naming_the_body(api):
+    unreadable = await api.post("/remember", content=b"\xff", headers={"Content-Type": "application/json"})
+    error = error_of(unreadable, 422)  # not UTF-8: it was a 400, which the OpenAPI does not document
+    assert (error["code"], error["field"]) == ("invalid_input", "body")
+
+
+async def test_the_openapi_says_what_the_boundary_refuses(service):
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        spec = (await client.get("/openapi.json")).json()
+    published = json.dumps(spec)
+    # Bounds as JSON Schema words (minimum...), not pydantic's (ge...), which a validator ignores.
+    assert not [word for word in ('"ge":', '"le":', '"gt":', '"lt":') if word in published]
+    schemas = spec["components"]["schemas"]
+    patch = schemas["MemoryPatch"]
+    assert patch["minProperties"] == 1  # {} changes nothing: refused
+    nullable = {name for name, prop in patch["properties"].items() if "null" in json.dumps(prop)}
+    assert nullable == {"occurred_at"}  # a null for any other field is refused, so not offered
+    new = schemas["NewMemory"]
+    assert {"task_id", "session_id"} == {rule["then"]["required"][0] for rule in new["allOf"]}
+    content = re.compile(new["properties"]["content"]["pattern"])
+    for text in ["tea", " tea\n", "\x1e", " \u3000\t", "tea\x00", ""]:
+        assert (content.search(text) is not None) == (bool(text.strip()) and "\x00" not in text), repr(text)
+    instant = re.compile(new["properties"]["occurred_at"]["anyOf"][0]["pattern"])
+    for year in ["0001", "0002", "2026", "9998", "9999"]:
+        assert (instant.match(f"{year}-06-17T18:00:00Z") is not None) == ("0002" <= year <= "9998"), year

@@ -34,7 +34,8 @@ async def traffic(service, engram) -> str:
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=f"{service.url}/t/{name}/v1", headers=headers) as api:
         for content in ("用户偏好顺丰快递", "用户偏好顺丰快递", "The user's order 12345 was delayed"):
-            (await api.post("/memories", json={"content": content})).raise_for_status()
+            written = (await api.post("/memories", json={"content": content})).raise_for_status()
+        (await api.get(f"/memories/{written.json()['memory']['id']}")).raise_for_status()
         for _ in range(2):  # the second one finds its query embedding in the cache
             (await api.post("/search", json={"query": "order 12345"})).raise_for_status()
         (await api.post("/remember", json={"user": "hello!"})).raise_for_status()  # nothing worth keeping
@@ -63,6 +64,8 @@ async def test_every_metric_family_counts_after_traffic(service, engram):
 
     assert value("engram_http_request_seconds", "_count", route="/t/{tenant}/v1/search", status="200") >= 2
     assert value("engram_http_request_seconds", "_count", route="/t/{tenant}/mcp") >= 1
+    one_memory = "/t/{tenant}/v1/memories/{memory_id}"  # the template, without its {id:convertor}
+    assert value("engram_http_request_seconds", "_count", route=one_memory, status="200") >= 1
     assert value("engram_mcp_tool_seconds", "_count", tool="search_memory", outcome="ok") >= 1
     for stage in ("vector", "keyword", "rule", "hydrate", "embed", "context"):
         assert value("engram_search_stage_seconds", "_count", stage=stage) >= 1, stage

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from starlette.routing import Match, Mount, get_route_path
+from starlette.types import Scope
 
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
@@ -17,6 +20,20 @@ from engram.mcp.tools import build_mcp
 from engram.observability import metrics
 from engram.runtime import Engram, open_engram
 from engram.settings import Settings
+
+# The MCP transports' paths under /t/{tenant} (as engram.mcp.http.TransportRouter dispatches them).
+_TRANSPORT_PATH = re.compile(r"/t/[^/]+/(?:(?:mcp|sse)/*|messages(?:/.*)?)")
+
+
+class TransportMount(Mount):
+    """The MCP transports mounted under /t/{tenant}, matching their own paths only: any other path
+    there stays the REST API's, so a method a route lacks is a 405 with Allow and an unknown path a
+    404, both in the error model (a mount matching everything would answer 404 to both)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and not _TRANSPORT_PATH.fullmatch(get_route_path(scope)):
+            return Match.NONE, {}
+        return super().matches(scope)
 
 
 def create_app(settings: Settings, dsn: str) -> FastAPI:
@@ -68,6 +85,6 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     app.include_router(lifecycle.router)
     app.include_router(ui.router)
     app.mount("/ui/assets", ui.assets(), name="ui-assets")
-    # Registered last: the mount swallows every other path under /t/{tenant}.
-    app.mount("/t/{tenant}", mcp_app)
+    # Registered last, after the REST routes it shares /t/{tenant} with.
+    app.router.routes.append(TransportMount("/t/{tenant}", app=mcp_app))
     return app

@@ -1,12 +1,15 @@
-"""Request-scoped dependencies: the process's Engram and the authenticated tenant."""
+"""Request-scoped dependencies: the process's Engram, the authenticated tenant, and the query
+parameters a route knows."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from engram.errors import InvalidInput
 from engram.runtime import Engram
 from engram.store.schema import TenantContext
 
@@ -23,6 +26,30 @@ async def authenticated_tenant(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> TenantContext:
     return await engram.tenants.authenticate(tenant, credentials.credentials if credentials else None)
+
+
+def declared_query(route: APIRoute) -> frozenset[str]:
+    """The query parameters of a route and of every dependency it has."""
+    names: set[str] = set()
+    dependants = [route.dependant]
+    while dependants:
+        dependant = dependants.pop()
+        names.update(param.alias for param in dependant.query_params)
+        dependants.extend(dependant.dependencies)
+    return frozenset(names)
+
+
+async def known_query(request: Request) -> None:
+    """A query parameter the route does not take is refused, as an unknown body field is: ignored,
+    a typo ("?dryrun=true") would run the real job. The name goes in field only."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = declared_query(route)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise InvalidInput(f"unknown query parameter (this route takes: {takes})", field=unknown[0])
 
 
 EngramDep = Annotated[Engram, Depends(get_engram)]

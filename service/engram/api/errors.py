@@ -13,14 +13,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engram.errors import EngramError, PayloadTooLarge, Unavailable, error_body
+from engram.errors import EngramError, InvalidInput, PayloadTooLarge, Unavailable, error_body
 from engram.observability import logs
 from engram.store.db import unreachable
 
 log = logging.getLogger("engram.http")
-_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported"}
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported"}
 # At most one warning per this many seconds while the database stays out of reach.
 OUTAGE_LOG_SECONDS = 60.0
 _last_outage_log = 0.0
@@ -73,10 +75,29 @@ async def _model_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("invalid_input", message, field, index), status_code=422)
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (the router names only its first route's)."""
+    routes = request.app.router.routes
+    return ", ".join(
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """The router's and FastAPI's own refusals. A body that cannot even be read (not UTF-8, say) is
+    invalid input like a body that is not JSON: a 422 naming the body, as documented."""
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:
+        return response_for(InvalidInput(f"the request body could not be read: {exc.detail}", field="body"))
     code = _CODES.get(exc.status_code, "error")
-    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+    routed = exc.status_code == 404 and exc.detail == "Not Found"  # the router's own: no route has this path
+    message = f"no such path: {request.url.path}" if routed else str(exc.detail)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = allowed_methods(request)
+    return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=headers)
 
 
 class ErrorDetail(BaseModel):

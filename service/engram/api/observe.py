@@ -16,7 +16,8 @@ log = logging.getLogger("engram.http")
 def route_of(scope: Scope) -> str:
     """The route template ("/t/{tenant}/v1/memories/{memory_id}"), never a raw path: labels must
     stay few whatever paths clients send."""
-    template = getattr(scope.get("route"), "path", None)
+    route = scope.get("route")
+    template = getattr(route, "path_format", None) or getattr(route, "path", None)  # without {id:convertor}
     if scope["path"].startswith("/t/") and not (template or "").startswith("/t/{tenant}/"):
         # Inside the MCP transports mounted at /t/{tenant}: their own route ("/mcp"), if any.
         return f"/t/{{tenant}}{template}" if template and template != "/t/{tenant}" else "/t/{tenant}/*"

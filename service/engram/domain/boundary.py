@@ -10,7 +10,9 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator, Field, GetJsonSchemaHandler, Strict
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 # PostgreSQL text cannot hold NUL, and UTF-8 cannot encode a lone surrogate.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -20,6 +22,9 @@ METADATA_BYTES = 64 * 1024
 # or a time zone, never overflows.
 EARLIEST = datetime(2, 1, 1, tzinfo=UTC)
 LATEST = datetime(9998, 12, 31, tzinfo=UTC)
+# An instant is written as ISO 8601 text (a year, then the month): never a bare number, which the
+# parser would otherwise read as seconds since 1970.
+_ISO_DATE = re.compile(r"\d{4}-\d{2}")
 
 
 def storable_text(value: str) -> str:
@@ -72,6 +77,14 @@ def _walk(value: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def iso_instant(value: Any) -> Any:
+    """Text in ISO 8601 (or a datetime from Python callers) goes on to the parser; anything else,
+    a number above all, is refused as what the OpenAPI documents it: a date-time."""
+    if isinstance(value, datetime) or (isinstance(value, str) and _ISO_DATE.match(value)):
+        return value
+    raise ValueError("must be an ISO 8601 date-time, e.g. 2026-06-17T18:00:00Z")
+
+
 def bounded_instant(value: datetime) -> datetime:
     """A time zone is required to compare (a naive time is taken as UTC); the year must leave room
     for time arithmetic either side."""
@@ -80,6 +93,42 @@ def bounded_instant(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-Text = Annotated[str, AfterValidator(storable_text)]
+def integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+class Published:
+    """Adds to a type's published JSON Schema what its validators refuse, where a JSON Schema can
+    say it (the validators stay the rule, with their clearer messages)."""
+
+    def __init__(self, **keywords: Any) -> None:
+        self.keywords = keywords
+
+    def __get_pydantic_json_schema__(self, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(core_schema), **self.keywords}
+
+
+# No NUL. (A lone surrogate cannot be said portably: some validators see UTF-16 code units.)
+_STORABLE = Published(pattern=r"^[^\u0000]*$")
+# ...and more than whitespace, as str.strip() sees it (spelled out: regex dialects disagree on \s).
+_SPACE = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_NOT_BLANK = Published(pattern=rf"^[^\u0000]*[^\u0000{_SPACE}][^\u0000]*$")
+# A year from 0002 to 9998, as bounded_instant requires.
+_BOUNDED = Published(
+    pattern="^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",
+    description=f"ISO 8601, between {EARLIEST.date()} and {LATEST.date()}; without a time zone, UTC",
+)
+
+
+Text = Annotated[str, AfterValidator(storable_text), _STORABLE]
+# A memory's content: the write path refuses one that is blank once stripped.
+Content = Annotated[str, AfterValidator(storable_text), _NOT_BLANK]
+# A body's scalars are of the type its schema says: lax parsing would read "0.5" or true as a
+# number and 0 or "yes" as a boolean (query strings, all text, are still parsed).
+Flag = Annotated[bool, Strict()]
+Number = Annotated[float, Strict()]  # an integer is a number too
+# At least 1; 2.0 is an integer to JSON Schema, 2.5 is not. (The bound comes before the
+# validators, or pydantic could not publish it as a JSON Schema minimum.)
+Count = Annotated[int, Field(ge=1), Strict(), BeforeValidator(integral)]
 Metadata = Annotated[dict[str, Any], AfterValidator(bounded_metadata)]
-Instant = Annotated[datetime, AfterValidator(bounded_instant)]
+Instant = Annotated[datetime, BeforeValidator(iso_instant), AfterValidator(bounded_instant), _BOUNDED]

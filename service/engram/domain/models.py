@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.domain.boundary import Instant, Metadata, Text
+from engram.domain.boundary import Content, Flag, Instant, Metadata, Number, Text
 
 
 class MemoryType(StrEnum):
@@ -72,19 +72,30 @@ class Memory(BaseModel):
     derived_from: list[UUID] = Field(default_factory=list, description="sources of a consolidated memory")
 
 
+def _scoped(layer: str, scope: str) -> dict[str, Any]:
+    """A memory of this layer needs its scope's id (documented here; refused by the write path)."""
+    return {
+        "if": {"properties": {"layer": {"const": layer}}, "required": ["layer"]},
+        "then": {"properties": {scope: {"type": "string", "minLength": 1}}, "required": [scope]},
+    }
+
+
 class NewMemory(BaseModel):
-    """What a caller gives to store one memory."""
+    """What a caller gives to store one memory. A session-layer memory needs a session_id, a
+    task-layer one a task_id."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"allOf": [_scoped("session", "session_id"), _scoped("task", "task_id")]}
+    )
 
-    content: Text = Field(min_length=1, description="one atomic fact, preference, event or task")
+    content: Content = Field(min_length=1, description="one atomic fact, preference, event or task")
     kind: Kind = Field(
         Kind.fact,
         description="fact (deduplicated, merged, superseded) or turn (a transcript line, kept verbatim)",
     )
     type: MemoryType = MemoryType.fact
     layer: Layer = Layer.long_term
-    importance: float = Field(0.5, ge=0, le=1)
+    importance: Number = Field(0.5, ge=0, le=1)
     source: Text | None = Field(None, max_length=500, description="where it came from")
     external_id: Text | None = Field(None, max_length=200, description="the caller's id, echoed back")
     occurred_at: Instant | None = None
@@ -92,7 +103,7 @@ class NewMemory(BaseModel):
     task_id: Text | None = Field(None, max_length=200)
     tags: list[Text] = Field(default_factory=list, max_length=50)
     metadata: Metadata = Field(default_factory=dict, description="free-form JSON, at most 32 deep and 64 KB")
-    pinned: bool = Field(False, description="never forgotten by the schedule")
+    pinned: Flag = Field(False, description="never forgotten by the schedule")
     now: Instant | None = Field(
         None,
         description="when this was said, for relative dates in a fact ('tomorrow', '下个月3号'); "
@@ -100,18 +111,29 @@ class NewMemory(BaseModel):
     )
 
 
+def _never_null(schema: dict[str, Any]) -> None:
+    """The published schema of an update's field that is given or left out: its type alone, no
+    null and no default (None in Python means left out; a null sent is refused)."""
+    schema.pop("default", None)
+    schema.update(next(member for member in schema.pop("anyOf") if member != {"type": "null"}))
+
+
 class MemoryPatch(BaseModel):
-    """Fields an update may change; absent fields stay as they are."""
+    """Fields an update may change; absent fields stay as they are. Only occurred_at may be set to
+    null (unknown); a null for any other field is refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    # An update with no field is refused (422), and documented so.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    content: Text | None = Field(None, min_length=1)
-    type: MemoryType | None = None
-    importance: float | None = Field(None, ge=0, le=1)
+    content: Content | None = Field(None, min_length=1, json_schema_extra=_never_null)
+    type: MemoryType | None = Field(None, json_schema_extra=_never_null)
+    importance: Number | None = Field(None, ge=0, le=1, json_schema_extra=_never_null)
     occurred_at: Instant | None = None
-    tags: list[Text] | None = Field(None, max_length=50)
-    metadata: Metadata | None = None
-    pinned: bool | None = Field(None, description="pin (never forgotten by the schedule) or unpin")
+    tags: list[Text] | None = Field(None, max_length=50, json_schema_extra=_never_null)
+    metadata: Metadata | None = Field(None, json_schema_extra=_never_null)
+    pinned: Flag | None = Field(
+        None, description="pin (never forgotten by the schedule) or unpin", json_schema_extra=_never_null
+    )
 
 
 class WriteOutcome(StrEnum):

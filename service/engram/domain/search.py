@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.domain.boundary import Instant, Text
+from engram.domain.boundary import Count, Flag, Instant, Text
 from engram.domain.fusion import FORMULA, ChannelHit, ChannelScores, FusedHit, Weights
 from engram.domain.models import Memory, MemoryFilter
 
@@ -69,9 +69,9 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Text = Field(min_length=1, max_length=4000)
-    top_k: int | None = Field(None, ge=1, description="default 5, capped by the server")
+    top_k: Count | None = Field(None, description="default 5, capped by the server")
     filter: MemoryFilter = Field(default_factory=MemoryFilter)
-    explain: bool = Field(False, description="also return every channel's candidates (not counted as a use)")
+    explain: Flag = Field(False, description="also return every channel's candidates (not counted as a use)")
     now: Instant | None = Field(
         None, description="the reference time for 'last week', '上次' and the like (default: the server's clock)"
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
-from engram.api.deps import EngramDep, TenantDep
+from engram.api.deps import EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import Text
 from engram.domain.judgement import Turn
@@ -15,7 +15,9 @@ from engram.services.consolidation import ConsolidationReport
 from engram.services.forgetting import ForgetReport
 from engram.services.ingest import RememberResult
 
-router = APIRouter(prefix="/t/{tenant}/v1", tags=["lifecycle"], responses=ERROR_RESPONSES)
+router = APIRouter(
+    prefix="/t/{tenant}/v1", tags=["lifecycle"], responses=ERROR_RESPONSES, dependencies=[Depends(known_query)]
+)
 ACTOR = "rest"
 ScopeId = Annotated[Text, Path(min_length=1, max_length=200)]
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Response, status
 from pydantic import BaseModel, Field
+from starlette.convertors import Convertor, register_url_convertor
 
-from engram.api.deps import EngramDep, TenantDep
+from engram.api.deps import EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
-from engram.domain.boundary import Text
+from engram.domain.boundary import Instant, Text
 from engram.domain.models import (
     BatchWriteResult,
     HistoryEvent,
@@ -30,7 +30,24 @@ from engram.domain.models import (
 )
 from engram.domain.search import SearchRequest, SearchResult
 
-router = APIRouter(prefix="/t/{tenant}/v1", tags=["memories"], responses=ERROR_RESPONSES)
+
+class MemoryIdConvertor(Convertor[str]):
+    """A memory's id in a path: a UUID (any case, hyphens optional). Any other segment is no
+    memory's path, so /memories/batch stays the batch route's (a PATCH there is a 405, not a bad id)."""
+
+    regex = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+
+    def convert(self, value: str) -> str:
+        return value  # parsed as a UUID, like any parameter, by the route
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("uuid_like", MemoryIdConvertor())
+router = APIRouter(
+    prefix="/t/{tenant}/v1", tags=["memories"], responses=ERROR_RESPONSES, dependencies=[Depends(known_query)]
+)
 ACTOR = "rest"
 
 
@@ -66,13 +83,13 @@ async def list_memories(
     kind: Annotated[list[Kind] | None, Query(description="fact or turn (default: both)")] = None,
     layer: Annotated[list[Layer] | None, Query()] = None,
     status_: Annotated[list[Status] | None, Query(alias="status")] = None,
-    tag: Annotated[list[str] | None, Query()] = None,
-    session_id: str | None = None,
-    task_id: str | None = None,
-    created_after: datetime | None = None,
-    created_before: datetime | None = None,
-    occurred_after: datetime | None = None,
-    occurred_before: datetime | None = None,
+    tag: Annotated[list[Text] | None, Query()] = None,
+    session_id: Text | None = None,
+    task_id: Text | None = None,
+    created_after: Instant | None = None,
+    created_before: Instant | None = None,
+    occurred_after: Instant | None = None,
+    occurred_before: Instant | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> MemoryPage:
@@ -99,18 +116,18 @@ async def memory_counts(ctx: TenantDep, engram: EngramDep) -> MemoryCounts:
     return await engram.memories.counts(ctx)
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id:uuid_like}")
 async def get_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
     return await engram.memories.get(ctx, memory_id)
 
 
-@router.patch("/memories/{memory_id}")
+@router.patch("/memories/{memory_id:uuid_like}")
 async def update_memory(memory_id: UUID, patch: MemoryPatch, ctx: TenantDep, engram: EngramDep) -> Memory:
     """Change fields; new content is re-embedded. The previous content stays in the history."""
     return await engram.memories.update(ctx, memory_id, patch, actor=ACTOR)
 
 
-@router.post("/memories/{memory_id}/forget")
+@router.post("/memories/{memory_id:uuid_like}/forget")
 async def forget_memory(
     memory_id: UUID, ctx: TenantDep, engram: EngramDep, body: ForgetRequest | None = None
 ) -> Memory:
@@ -118,25 +135,25 @@ async def forget_memory(
     return await engram.memories.forget(ctx, memory_id, actor=ACTOR, reason=body.reason if body else None)
 
 
-@router.post("/memories/{memory_id}/restore")
+@router.post("/memories/{memory_id:uuid_like}/restore")
 async def restore_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
     return await engram.memories.restore(ctx, memory_id, actor=ACTOR)
 
 
-@router.delete("/memories/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/memories/{memory_id:uuid_like}", status_code=status.HTTP_204_NO_CONTENT)
 async def purge_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Response:
     """Irreversible: delete a forgotten memory and erase its content from the history."""
     await engram.memories.purge(ctx, memory_id, actor=ACTOR)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/memories/{memory_id}/versions")
+@router.get("/memories/{memory_id:uuid_like}/versions")
 async def memory_versions(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[Memory]:
     """The chain of memories that superseded one another around this one, oldest first."""
     return await engram.memories.chain(ctx, memory_id)
 
 
-@router.get("/memories/{memory_id}/history")
+@router.get("/memories/{memory_id:uuid_like}/history")
 async def memory_history(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[HistoryEvent]:
     return await engram.memories.history(ctx, memory_id)
 
