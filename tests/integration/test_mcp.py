@@ -116,6 +116,9 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
         assert session.is_error and "session_id" in session.content[0].text
         batch = await client.call_tool("write_memories", {"items": [{"content": "a"}, {"content": "b"}]})
         assert [r["outcome"] for r in batch.structured_content["results"]] == ["created", "created"]
+        for loose in ({"importance": "0.5"}, {"pinned": "yes"}, {"occurred_at": 1700000000}, {"now": "9999-12-31"}):
+            refused = await client.call_tool("write_memory", {"content": "The user likes figs", **loose})
+            assert refused.is_error, loose  # the same types as REST: no string numbers, no unix seconds
         for both_or_neither in ({}, {"session_id": "s", "task_id": "t"}):
             closed = await client.call_tool("close_scope", both_or_neither)
             assert (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -16,7 +15,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
-from engram.domain.boundary import Text
+from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text
 from engram.domain.judgement import Turn
 from engram.domain.models import (
     BatchWriteResult,
@@ -137,17 +136,17 @@ def build_mcp(
         layer: Annotated[
             Layer, Field(description="long_term, or session/task for short-lived memories")
         ] = Layer.long_term,
-        importance: Annotated[float, Field(ge=0, le=1, description="0 trivial .. 1 critical")] = 0.5,
+        importance: Annotated[Number, Field(ge=0, le=1, description="0 trivial .. 1 critical")] = 0.5,
         tags: Annotated[list[str] | None, Field(description="labels to filter by later")] = None,
         source: Annotated[str | None, Field(description="where this came from")] = None,
         external_id: Annotated[str | None, Field(description="your own id, echoed back")] = None,
-        occurred_at: Annotated[datetime | None, Field(description="when it happened, ISO 8601")] = None,
+        occurred_at: Annotated[Instant | None, Field(description="when it happened, ISO 8601")] = None,
         session_id: Annotated[str | None, Field(description="required for layer=session")] = None,
         task_id: Annotated[str | None, Field(description="required for layer=task")] = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="free-form JSON")] = None,
-        pinned: Annotated[bool, Field(description="never forgotten by the schedule")] = False,
+        metadata: Annotated[Metadata | None, Field(description="free-form JSON")] = None,
+        pinned: Annotated[Flag, Field(description="never forgotten by the schedule")] = False,
         now: Annotated[
-            datetime | None, Field(description="when it was said, for 'tomorrow' or '下个月3号' (default: now)")
+            Instant | None, Field(description="when it was said, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
     ) -> WriteResult:
         """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
@@ -188,21 +187,21 @@ def build_mcp(
     async def search_memory(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=4000, description="what to look for")],
-        top_k: Annotated[int, Field(ge=1, le=50, description="how many memories to return")] = 5,
+        top_k: Annotated[Count, Field(le=50, description="how many memories to return")] = 5,
         types: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
         layers: Annotated[list[Layer] | None, Field(description="only these layers")] = None,
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-        occurred_after: Annotated[datetime | None, Field(description="when it happened, inclusive")] = None,
-        occurred_before: Annotated[datetime | None, Field(description="when it happened, exclusive")] = None,
+        created_after: Instant | None = None,
+        created_before: Instant | None = None,
+        occurred_after: Annotated[Instant | None, Field(description="when it happened, inclusive")] = None,
+        occurred_before: Annotated[Instant | None, Field(description="when it happened, exclusive")] = None,
         session_id: str | None = None,
         task_id: str | None = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         now: Annotated[
-            datetime | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
+            Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
-        explain: Annotated[bool, Field(description="also return every channel's candidates")] = False,
+        explain: Annotated[Flag, Field(description="also return every channel's candidates")] = False,
     ) -> SearchResult:
         """Find the memories that answer a query (meaning + words + exact identifiers, with
         conversation context), best first, each with a score in [0, 1]. Time words are understood:
@@ -278,10 +277,10 @@ def build_mcp(
         memory_id: MemoryId,
         content: Annotated[str | None, Field(min_length=1, description="new content (re-embedded)")] = None,
         type: MemoryType | None = None,
-        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        importance: Annotated[Number | None, Field(ge=0, le=1)] = None,
         tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        pinned: Annotated[bool | None, Field(description="true: never forgotten by the schedule")] = None,
+        metadata: Metadata | None = None,
+        pinned: Annotated[Flag | None, Field(description="true: never forgotten by the schedule")] = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
         with tool_errors("update_memory"):
@@ -310,7 +309,7 @@ def build_mcp(
         session_id: Annotated[str | None, Field(description="the conversation's id")] = None,
         task_id: Annotated[str | None, Field(description="the task's id, if any")] = None,
         now: Annotated[
-            datetime | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
+            Instant | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
     ) -> RememberResult:
         """The default way to remember: give the user's turn and engram keeps what is durable.

@@ -247,4 +247,4 @@ def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
         created, memory_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
         return datetime.fromisoformat(created), UUID(memory_id)
     except (ValueError, UnicodeDecodeError):
-        raise InvalidInput("invalid cursor: pass back the next_cursor of a previous page") from None
+        raise InvalidInput("invalid cursor: pass back the next_cursor of a previous page", field="cursor") from None
