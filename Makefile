@@ -23,7 +23,7 @@ install: $(STAMP)
 run: install
 	$(BIN)/engram dev
 
-## test: lint, then every test (starts and stops the servers it needs)
+## test: lint (ruff, mypy), then every test (starts and stops the servers it needs)
 test: install lint browser
 	$(BIN)/pytest -q
 
@@ -42,6 +42,7 @@ e2e: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .
@@ -59,4 +60,4 @@ eval: install
 
 clean:
 	-$(BIN)/engram db stop 2>/dev/null
-	rm -rf $(VENV) .state .pytest_cache .ruff_cache
+	rm -rf $(VENV) .state .pytest_cache .ruff_cache .mypy_cache
