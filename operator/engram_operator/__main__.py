@@ -1,16 +1,27 @@
 """`python -m engram_operator`: run the MemoryTenant operator (kopf) with the configuration file
-named by ENGRAM_OPERATOR_CONFIG. One replica: it runs standalone, without kopf's peering."""
+named by ENGRAM_OPERATOR_CONFIG. One replica: it runs standalone, without kopf's peering.
+On SIGTERM it stops within a few seconds and exits 0, even in the middle of a reconciliation."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
+import os
 import sys
+import threading
+import time
+from typing import NoReturn
 
 import kopf
 from pydantic import ValidationError
 
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import Operator, register
+
+# How long the stopped operator waits for what is left (tasks, threads) before exiting anyway.
+GRACE_SECONDS = 2.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,15 +43,57 @@ def main(argv: list[str] | None = None) -> int:
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     registry = kopf.OperatorRegistry()
     register(registry, Operator(config))
-    kopf.run(
-        registry=registry,
-        standalone=True,
-        clusterwide=args.all_namespaces,
-        namespaces=args.namespace,
-        liveness_endpoint=args.liveness,
-    )
+    settings = kopf.OperatorSettings()
+    # Not asyncio.run(): once the operator has stopped, it would wait without end for tasks that
+    # ignore cancellation and for worker threads still blocked (a DNS lookup, say).
+    loop = asyncio.new_event_loop()
+    try:
+        # On SIGTERM kopf gives the handlers under way settings.queueing.exit_timeout (2 s) to
+        # finish, then cancels them; they give up promptly (see handlers.py and provision.py).
+        kopf.run(
+            loop=loop,
+            registry=registry,
+            settings=settings,
+            standalone=True,
+            clusterwide=args.all_namespaces,
+            namespaces=args.namespace,
+            liveness_endpoint=args.liveness,
+        )
+        loop.run_until_complete(_cancel_leftovers())
+    finally:
+        settings.execution.executor.shutdown(wait=False, cancel_futures=True)
+        loop.close()  # shuts its thread pool down without waiting
     return 0
 
 
+async def _cancel_leftovers() -> None:
+    leftovers = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        await asyncio.wait(leftovers, timeout=GRACE_SECONDS)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(GRACE_SECONDS):
+            await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+def exit_promptly(code: int) -> NoReturn:
+    """Exit with ``code`` once the threads still working have had GRACE_SECONDS to finish. The
+    interpreter would join them without a limit: a thread blocked on the network would keep the
+    stopped operator's process alive until Kubernetes kills it."""
+    deadline = time.monotonic() + GRACE_SECONDS
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in others if t.is_alive()]
+    if not stuck:
+        sys.exit(code)
+    logging.getLogger("engram_operator").warning("exiting without waiting for the threads still busy: %s", stuck)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_promptly(main())

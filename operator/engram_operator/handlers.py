@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import Coroutine
 from typing import Any
 
 import kopf
@@ -16,6 +18,7 @@ from engram_operator.status import Check, deployment_readiness
 
 FINALIZER = "memory.engram.dev/finalizer"
 MANAGED = {"app.kubernetes.io/managed-by": "engram-operator"}
+DRIFT_TIMER = "drift-check"
 
 
 def backoff(retry: int) -> float:
@@ -31,9 +34,14 @@ class Operator:
         self._reconciler: Reconciler | None = None
 
     def connect(self, configuration: Configuration) -> None:
+        if self._reconciler is None:
+            self._reconciler = Reconciler(self.config, Kube(configuration))
+        else:  # a login again: same reconciler (and tenant locks), new credentials
+            self._reconciler.kube.reconfigure(configuration)
+
+    async def close(self) -> None:
         if self._reconciler is not None:
-            self._reconciler.kube.close()
-        self._reconciler = Reconciler(self.config, Kube(configuration))
+            await self._reconciler.kube.close()
 
     @property
     def reconciler(self) -> Reconciler:
@@ -85,6 +93,27 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
     _announce_ready(body, published, outcome.ready)
 
 
+async def until_stopped(work: Coroutine[Any, Any, None], stopped: kopf.DaemonStopped) -> None:
+    """Run a timer's ``work``, cancelled as soon as kopf stops the timer (the operator stopping, the
+    tenant deleted). Kopf cancels the other handlers when it stops, but a timer it only flags: one
+    in the middle of a check would hold the stopping operator, then be abandoned."""
+    task = asyncio.ensure_future(work)
+    flag = asyncio.ensure_future(_flagged(stopped))
+    try:
+        await asyncio.wait({task, flag}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        flag.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})  # the reconciliation gives up promptly (bounded waits only)
+    if not task.cancelled():
+        task.result()
+
+
+async def _flagged(stopped: kopf.DaemonStopped) -> None:
+    await stopped.wait()
+
+
 def _announce_ready(body: dict[str, Any], published: tuple[dict[str, Any], str] | None, ready: Check) -> None:
     if published is not None and ready.ok and published[1] != "Ready":
         kopf.info(body, reason="Ready", message=ready.message)
@@ -106,6 +135,16 @@ def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
         # No watching of CRDs and namespaces: the resources are known, and RBAC need not grant it.
         settings.scanning.disabled = True
 
+    @kopf.on.cleanup(registry=registry)
+    async def disconnect(**_: Any) -> None:
+        # Kopf stops the timers it knows of as it begins to stop; one it spawns meanwhile (a tenant
+        # first seen in the last moments) sleeps on and would hold the exit for 5 s more, until
+        # kopf cancels what is left. Now that no new one can come, such a timer is cancelled.
+        for task in asyncio.all_tasks():
+            if task.get_name() == f"runner of {DRIFT_TIMER}":  # how kopf names a timer's task
+                task.cancel()
+        await operator.close()
+
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
         configuration = load_configuration()
@@ -120,17 +159,18 @@ def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
 
     @kopf.timer(
         *tenants,
+        id=DRIFT_TIMER,
         interval=operator.config.drift_interval_seconds,
         initial_delay=operator.config.drift_interval_seconds,
         registry=registry,
     )
-    async def check_drift(body: kopf.Body, **_: Any) -> None:
+    async def check_drift(body: kopf.Body, stopped: kopf.DaemonStopped, **_: Any) -> None:
         tenant = Tenant(dict(body))
         if tenant.status.get("observedGeneration") != tenant.generation:
             return  # the create/update handler has this spec in hand
         # Status and events tell the outcome; the next tick is the retry.
         with contextlib.suppress(kopf.PermanentError, kopf.TemporaryError):
-            await reconcile_tenant(operator.reconciler, tenant, 0, drift=True)
+            await until_stopped(reconcile_tenant(operator.reconciler, tenant, 0, drift=True), stopped)
 
     @kopf.on.event("apps", "v1", "deployments", labels=MANAGED, registry=registry)
     async def deployment_changed(body: kopf.Body, type: str | None, **_: Any) -> None:

@@ -1,22 +1,26 @@
-"""The operator's access to the Kubernetes API for the objects a tenant owns (the official client).
+"""The operator's access to the Kubernetes API for the objects a tenant owns.
 
-Kopf keeps its own connection for watching; both are built from one configuration at login, so
-they always talk to the same API server with the same credentials.
+Kopf keeps its own connection for watching; both are built from one configuration at login (the
+official client's loader: kubeconfig or the pod's service account), so they always talk to the
+same API server with the same credentials.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 from typing import Any, Literal
 
+import aiohttp
 import kopf
 import kubernetes
-from kubernetes.client import ApiClient, Configuration
-from kubernetes.client.rest import ApiException
+from kubernetes.client import Configuration
 
 FIELD_MANAGER = "engram-operator"
 GROUP, VERSION, PLURAL = "memory.engram.dev", "v1alpha1", "memorytenants"
+CLOSE_SECONDS = 3.0
 
 # (apiVersion, kind) -> plural, for everything the operator reads or writes.
 _PLURALS = {
@@ -77,37 +81,76 @@ def is_subset(desired: Any, live: Any) -> bool:
     return desired == live
 
 
+class KubeError(Exception):
+    """The API server answered with an error status."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+
+
 class Kube:
-    """Blocking client calls, each run in a worker thread so the operator's loop never waits on them."""
+    """The API calls the operator makes itself, over aiohttp on the operator's own event loop, with
+    the credentials of the login (the token read again as the official client would, so a rotated
+    service-account token is picked up). A call is a task like any other: cancelled with its
+    handler when the operator stops, it is dropped at once. (The official client's calls ran in
+    worker threads, which nothing can cancel: a slow answer held the stopping process for up to
+    30 s a try, and a GET is tried four times.)"""
 
-    def __init__(self, configuration: Configuration) -> None:
-        self._client = ApiClient(configuration)
+    def __init__(self, configuration: Configuration, timeout: float = 30) -> None:
+        self._configuration = configuration
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+        self._retired: list[aiohttp.ClientSession] = []
 
-    def close(self) -> None:
-        self._client.close()
+    def reconfigure(self, configuration: Configuration) -> None:
+        """New credentials (a login again): the next call opens a session with them; calls under way
+        finish on the old one, which is closed with the rest."""
+        self._configuration = configuration
+        if self._session is not None:
+            self._retired.append(self._session)
+            self._session = None
+
+    async def close(self) -> None:
+        """Close every session, waiting a few seconds at most (the operator is stopping)."""
+        sessions = [s for s in (*self._retired, self._session) if s is not None]
+        self._retired, self._session = [], None
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+    def _open(self) -> aiohttp.ClientSession:
+        # Made at the first call, inside the loop that serves it (login runs in a worker thread).
+        if self._session is None or self._session.closed:
+            tls = connection_info(self._configuration).as_ssl_context()
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls), timeout=self._timeout)
+        return self._session
 
     async def _call(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json", **query: Any
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json", **query: str
     ) -> Any:
-        def call() -> Any:
-            return self._client.call_api(
-                path,
-                method,
-                query_params=list(query.items()),
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body,
-                response_types_map={200: "object", 201: "object", 202: "object"},
-                auth_settings=["BearerToken"],
-                _return_http_data_only=True,
-                _request_timeout=30,
-            )
-
-        return await asyncio.to_thread(call)
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": content_type,
+            "User-Agent": FIELD_MANAGER,
+            **connection_info(self._configuration).as_http_headers(),
+        }
+        url = self._configuration.host.rstrip("/") + path
+        data = None if body is None else json.dumps(body)
+        async with self._open().request(method, url, params=query, data=data, headers=headers) as response:
+            text = await response.text()
+            if response.status >= 400:
+                try:
+                    message = json.loads(text).get("message") or text
+                except (ValueError, AttributeError):
+                    message = text
+                raise KubeError(response.status, response.reason or "", str(message)[:500])
+            return json.loads(text) if text else None
 
     async def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
             return await self._call("GET", _path(api_version, kind, namespace, name))
-        except ApiException as e:
+        except KubeError as e:
             if e.status == 404:
                 return None
             raise
@@ -133,7 +176,7 @@ class Kube:
     async def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         try:
             await self._call("DELETE", _path(api_version, kind, namespace, name), {"propagationPolicy": "Background"})
-        except ApiException as e:
+        except KubeError as e:
             if e.status == 404:
                 return False
             raise
@@ -144,7 +187,7 @@ class Kube:
         path = _path(f"{GROUP}/{VERSION}", "MemoryTenant", namespace, name) + "/status"
         try:
             await self._call("PATCH", path, {"status": status}, "application/merge-patch+json")
-        except ApiException as e:
+        except KubeError as e:
             if e.status == 404:
                 return False
             raise

@@ -4,9 +4,11 @@ adopts a schema or role it did not create."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 import asyncpg
@@ -17,6 +19,8 @@ from engram.store.migrate import migrate_schema
 from engram.store.schema import schema_name
 from engram_operator.config import Instance
 from engram_operator.placement import PlacementError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,15 +52,43 @@ async def verify_environment(conn: asyncpg.Connection, instance: Instance) -> No
         )
 
 
-@contextlib.asynccontextmanager
-async def _admin(instance: Instance) -> AsyncIterator[asyncpg.Connection]:
-    """An admin connection to a database whose environment label was just verified."""
+# How long a cancelled provisioning (the operator stopping) waits for the server to stop the
+# statement under way and roll back, and then for the connection to close, before dropping it.
+GRACE_SECONDS = 1.5
+
+
+async def _as_admin(instance: Instance, work: Callable[[asyncpg.Connection], Coroutine[Any, Any, T]]) -> T:
+    """``work`` on an admin connection to a database whose environment label was just verified.
+
+    Cancelled (the operator stopping mid-reconcile), asyncpg asks the server to stop the statement
+    under way and the transactions roll back: quick when the server answers. When it does not
+    (overloaded, unreachable), a ROLLBACK would wait without end and hold the stopping operator, so
+    after GRACE_SECONDS the connection is dropped: the server rolls back what was not committed
+    when it notices, and as every step is idempotent the next reconciliation finishes the work."""
     conn = await asyncpg.connect(instance.admin_dsn.get_secret_value())
     try:
-        await verify_environment(conn, instance)
-        yield conn
+        task = asyncio.ensure_future(_verified(conn, instance, work))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            _, pending = await asyncio.wait({task}, timeout=GRACE_SECONDS)
+            if pending:
+                conn.terminate()  # what still waits on the connection fails at once
+                await asyncio.wait({task}, timeout=GRACE_SECONDS)
+            if task.done() and not task.cancelled():
+                task.exception()  # the failure of the abandoned work is no news: it was cancelled
+            raise
     finally:
-        await conn.close()
+        with contextlib.suppress(Exception):  # close() drops the connection itself if it must
+            await conn.close(timeout=GRACE_SECONDS)
+
+
+async def _verified(
+    conn: asyncpg.Connection, instance: Instance, work: Callable[[asyncpg.Connection], Coroutine[Any, Any, T]]
+) -> T:
+    await verify_environment(conn, instance)
+    return await work(conn)
 
 
 async def ensure_tenant(
@@ -75,9 +107,11 @@ async def ensure_tenant(
     With ``new_password`` false the role keeps the password it has (the one the caller knows), so a
     periodic repair does not rewrite the catalog; it is still set if the role has to be fixed."""
     schema, role = schema_name(tenant), role_name(tenant)
-    async with _admin(instance) as conn:
+
+    async def provision(conn: asyncpg.Connection) -> str:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         await control.migrate_control(conn)
+        # One transaction: cut short, it leaves nothing (role, schema, key, registration) behind.
         async with conn.transaction():
             await _ensure_role_and_schema(conn, tenant, claim, password, new_password)
             await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
@@ -89,7 +123,10 @@ async def ensure_tenant(
                 await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
             await conn.execute("RESET ROLE")
             await control.register_tenant(conn, tenant, schema, claim)
-    return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password), meta["embedding_model"])
+        return meta["embedding_model"]
+
+    model_in_use = await _as_admin(instance, provision)
+    return Provisioned(instance.name, schema, role, tenant_dsn(instance, role, password), model_in_use)
 
 
 # (can log in, superuser, create databases, create roles, inherit) of a tenant role.
@@ -128,13 +165,16 @@ async def _ensure_role_and_schema(
 async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:
     """deletionPolicy Retain: the data stays, but nobody can log in or use a key until it is re-created."""
     schema, role = f'"{schema_name(tenant)}"', role_name(tenant)
-    async with _admin(instance) as conn:
+
+    async def retire(conn: asyncpg.Connection) -> None:
         if not await _holds(conn, tenant, claim):
             return
         async with conn.transaction():
             await conn.execute(f'ALTER ROLE "{role}" NOLOGIN')
             await conn.execute(f'SET LOCAL ROLE "{role}"')
             await tenant_meta.revoke_all_keys(conn, schema)
+
+    await _as_admin(instance, retire)
 
 
 async def _holds(conn: asyncpg.Connection, tenant: str, claim: str) -> bool:
@@ -153,7 +193,8 @@ async def _role_exists(conn: asyncpg.Connection, role: str) -> bool:
 async def drop_tenant(instance: Instance, tenant: str, claim: str) -> None:
     """deletionPolicy Delete: the schema, everything in it and the role go."""
     role = role_name(tenant)
-    async with _admin(instance) as conn:
+
+    async def drop(conn: asyncpg.Connection) -> None:
         if not await _holds(conn, tenant, claim):
             return
         async with conn.transaction():
@@ -162,6 +203,8 @@ async def drop_tenant(instance: Instance, tenant: str, claim: str) -> None:
                 await conn.execute(f'DROP ROLE "{role}"')
             await conn.execute(f'DROP SCHEMA IF EXISTS "{schema_name(tenant)}" CASCADE')
             await conn.execute("DELETE FROM engram_control.tenants WHERE name = $1", tenant)
+
+    await _as_admin(instance, drop)
 
 
 def tenant_dsn(instance: Instance, role: str, password: str) -> str:

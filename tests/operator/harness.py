@@ -5,11 +5,14 @@ $KUBECONFIG like any client, talking HTTP to the emulator served from pytest's l
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import kopf
 import yaml
@@ -145,12 +148,74 @@ class Cluster:
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 30, what: str = "") -> Any:
-    """Poll ``check`` until it returns something truthy; its last result is in the failure message."""
+    """Poll ``check`` (plain or async) until it returns something truthy; its last result is in the
+    failure message."""
     deadline = time.monotonic() + timeout
     result = None
     while time.monotonic() < deadline:
         result = check()
+        if inspect.isawaitable(result):
+            result = await result
         if result:
             return result
         await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what or check}: last saw {result!r}")
+
+
+class DatabaseLink:
+    """A TCP relay to a PostgreSQL server that a test can cut: once frozen, nothing passes either
+    way and new connections get no answer, as when the database stops answering (a network
+    partition, a hung server), with the server itself untouched. Closing the relay drops every
+    connection through it, so the server ends (and rolls back) the sessions on its side."""
+
+    def __init__(self, dsn: str) -> None:
+        parts = urlsplit(dsn)
+        self._upstream = (parts.hostname or "127.0.0.1", parts.port or 5432)
+        self._dsn = parts
+        self._open = asyncio.Event()
+        self._open.set()
+        self._writers: list[asyncio.StreamWriter] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+
+    @property
+    def dsn(self) -> str:
+        """The DSN that goes through the relay."""
+        assert self._server is not None
+        port = self._server.sockets[0].getsockname()[1]
+        netloc = self._dsn.netloc.rsplit("@", 1)[0] + f"@127.0.0.1:{port}"
+        return urlunsplit(self._dsn._replace(netloc=netloc))
+
+    def freeze(self) -> None:
+        self._open.clear()
+
+    async def __aenter__(self) -> DatabaseLink:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._writers:
+            writer.transport.abort()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _relay(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+        self._writers.append(client_out)
+        server_in, server_out = await asyncio.open_connection(*self._upstream)
+        self._writers.append(server_out)
+        pipes = [asyncio.ensure_future(self._pipe(a, b)) for a, b in ((client_in, server_out), (server_in, client_out))]
+        self._tasks.update(pipes)
+        await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
+        client_out.transport.abort()
+        server_out.transport.abort()
+
+    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            while data := await source.read(65536):
+                await self._open.wait()
+                sink.write(data)
+                await sink.drain()
