@@ -216,3 +216,27 @@ async def test_writes_waiting_for_the_model_hold_no_database_connection(llm_engr
     finally:
         llm.script.gate.set()
     assert {r.outcome for r in await writing} == {WriteOutcome.created}
+
+
+async def test_a_write_decided_before_another_landed_is_decided_again(llm_engram, engram, llm, llm_tenant):
+    """The model was asked about Paris; while it thought, Paris was forgotten and Rome written. The
+    answer about Paris must not be applied to a world that holds Rome: the write is decided again."""
+    paris = (await engram.writes.write(llm_tenant, NewMemory(content="The user lives in Paris"))).memory
+    moved = {"relations": [{"index": 1, "relation": "conflict", "reason": "moved"}]}
+    llm.script.reply_json(moved)
+    llm.script.reply_json(moved)
+    asked = len(llm.script.requests)
+    llm.script.gate.clear()
+    try:
+        writing = asyncio.create_task(
+            llm_engram.writes.write(llm_tenant, NewMemory(content="The user lives in Berlin now"))
+        )
+        await asyncio.wait_for(until(lambda: len(llm.script.requests) == asked + 1), 60)  # read, then asked
+        await engram.memories.forget(llm_tenant, paris.id)
+        rome = (await engram.writes.write(llm_tenant, NewMemory(content="The user lives in Rome"))).memory
+    finally:
+        llm.script.gate.set()
+    berlin = await writing
+    assert berlin.outcome == WriteOutcome.superseded and [m.id for m in berlin.superseded] == [rome.id]
+    active = await llm_engram.memories.list(llm_tenant, MemoryFilter())
+    assert [m.content for m in active.items] == ["The user lives in Berlin now"]

@@ -57,6 +57,7 @@ class _Seen:
     """What a write's decisions rest on, as read at one moment."""
 
     model: str
+    generation: int  # the tenant's, when read: unchanged under the lock means nothing changed
     exact: dict[str, Memory]
     neighbours: list[list[tuple[Memory, float]]]
     slot_mates: list[list[tuple[Memory, float]]]
@@ -157,9 +158,9 @@ class WriteService:
     ) -> list[WriteResult] | None:
         """Apply the decisions under the tenant's write lock, or None to decide again outside it."""
         async with self._pool.acquire() as conn, conn.transaction():
-            await repo.lock_writes(conn, ctx.schema)
-            now = await self._read(conn, ctx, rows)
-            if now.fingerprint() != seen.fingerprint():  # another writer changed what they rest on
+            moved = await repo.lock_writes(conn, ctx.schema) != seen.generation  # the tenant changed since
+            if moved and (now := await self._read(conn, ctx, rows)).fingerprint() != seen.fingerprint():
+                # and what the decisions rest on changed with it
                 if self._judge.remote or now.model != seen.model:
                     return None
                 # The rules decide in microseconds: again here, unless a merge needs a new vector.
@@ -187,9 +188,9 @@ class WriteService:
 
     async def _read(self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow]) -> _Seen:
         """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates."""
-        model = await repo.current_model(conn, ctx.schema)
+        model, generation = await repo.current_state(conn, ctx.schema)
         if model != ctx.embedding_model:
-            return _Seen(model, {}, [], [])
+            return _Seen(model, generation, {}, [], [])
         exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
         thresholds = self._thresholds_for(ctx.embedding_model)
         facts = [r for r in rows if r.kind == Kind.fact]
@@ -201,7 +202,7 @@ class WriteService:
             mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
-        return _Seen(model, exact, neighbours, slot_mates)
+        return _Seen(model, generation, exact, neighbours, slot_mates)
 
     def _merged_contents(self, rows: list[MemoryRow], decisions: list[dedup.Decision]) -> dict[int, str]:
         """The content each merging row leaves in its target."""

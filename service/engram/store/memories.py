@@ -108,18 +108,21 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
     return {r["dedup_key"]: to_memory(r) for r in records}
 
 
-async def lock_writes(conn: asyncpg.Connection, schema: str) -> None:
+async def lock_writes(conn: asyncpg.Connection, schema: str) -> int:
     """Serialise whatever changes the tenant's memories until the transaction ends, so two writers
     of the same fact in other words cannot both miss each other (exact copies are also stopped by
     a unique index). The table lock every change needs is taken first, before any row lock: a
-    reindex switching models waits for the change, or the change for the switch, never both."""
+    reindex switching models waits for the change, or the change for the switch, never both.
+    Returns the tenant's generation before this transaction (which moves it on)."""
     await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{schema}.writes")
     await conn.execute(f"LOCK TABLE {schema}.memories IN ROW EXCLUSIVE MODE")
+    return await conn.fetchval(f"UPDATE {schema}.meta SET generation = generation + 1 RETURNING generation - 1")
 
 
-async def current_model(conn: asyncpg.Connection, schema: str) -> str:
-    """The model of the tenant's vectors now (``engram reindex`` changes it)."""
-    return await conn.fetchval(f"SELECT embedding_model FROM {schema}.meta")
+async def current_state(conn: asyncpg.Connection, schema: str) -> tuple[str, int]:
+    """The model of the tenant's vectors now (``engram reindex`` changes it) and its generation."""
+    row = await conn.fetchrow(f"SELECT embedding_model, generation FROM {schema}.meta")
+    return row["embedding_model"], row["generation"]
 
 
 async def nearest_active(

@@ -92,5 +92,7 @@ async def swap(conn: asyncpg.Connection, schema: str, model: str, dim: int) -> N
         f"ALTER TABLE {schema}.memories ALTER COLUMN embedding SET NOT NULL, ALTER COLUMN embedding_model SET NOT NULL"
     )
     await conn.execute(f"ALTER INDEX {schema}.memories_embedding_next_hnsw RENAME TO memories_embedding_hnsw")
-    await conn.execute(f"UPDATE {schema}.meta SET embedding_model = $1, embedding_dim = $2", model, dim)
+    await conn.execute(
+        f"UPDATE {schema}.meta SET embedding_model = $1, embedding_dim = $2, generation = generation + 1", model, dim
+    )
     await conn.execute(f"SELECT {schema}.track_vector_sums()")  # the language means, of the new vectors
