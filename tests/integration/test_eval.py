@@ -8,8 +8,8 @@ import pytest
 
 from engram.evaluation import datasets, report
 from engram.evaluation.datasets import EvalCorpus, EvalGroup, EvalMemory, EvalQuestion
-from engram.evaluation.metrics import ndcg_at, recall_at, reciprocal_rank
-from engram.evaluation.runner import BM25, CHANNELS_ALONE, FULL, evaluate
+from engram.evaluation.metrics import Scores, ndcg_at, recall_at, reciprocal_rank
+from engram.evaluation.runner import BM25, CHANNELS_ALONE, FULL, Run, evaluate
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -48,8 +48,31 @@ async def test_a_run_scores_every_system_and_cleans_up(engram):
     assert full["all"].recall_10 == 1.0 and full["all"].mrr >= 0.75
     assert {t.name for t in await engram.tenants.list()} == before  # the throwaway tenant is gone
     markdown = report.as_markdown([run])
-    assert "| engram |" in markdown and "multi-hop" in markdown
+    assert "| engram |" in markdown and "multi-hop" in markdown and "Never worse than a part" in markdown
     assert report.as_json([run], {})["runs"][0]["scores"][FULL.name]["all"]["questions"] == 4
+
+
+def test_a_set_where_a_part_beats_the_hybrid_is_flagged():
+    def scores(recall: float, ndcg: float) -> dict[str, Scores]:
+        return {"all": Scores(questions=10, recall_5=recall, recall_10=recall, ndcg_10=ndcg, mrr=ndcg)}
+
+    run = Run(
+        corpus="long-history",
+        split="test",
+        scores={FULL.name: scores(0.75, 0.60), "vector only": scores(0.86, 0.55), BM25: scores(0.82, 0.62)},
+        write_seconds=1.0,
+        memories=500,
+        search_ms={},
+    )
+    assert report.failed_parts([run]) == [
+        "long-history: recall@10 0.750 < vector only 0.860",
+        "long-history: NDCG@10 0.600 < bm25 (baseline) 0.620",
+    ]
+    tie = Run("tie", "test", {FULL.name: scores(0.5, 0.5), "keyword only": scores(0.5, 0.5)}, 1.0, 5, {})
+    assert report.failed_parts([tie]) == [] and "| tie | recall@10 | 0.500 | keyword only | 0.500 | holds |" in (
+        report.as_markdown([tie])
+    )
+    assert [c["holds"] for c in report.as_json([run], {})["never_worse_than_a_part"]] == [False, False]
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the benchmarks are not at ../shared/data")

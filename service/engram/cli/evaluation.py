@@ -66,6 +66,8 @@ def eval_command(
     markdown = report.as_markdown(runs)
     (out / "results.md").write_text(markdown)
     typer.echo(markdown)
+    for failure in report.failed_parts(runs):
+        typer.secho(f"worse than a part: {failure}", fg=typer.colors.YELLOW, err=True)
 
 
 def _lifecycle(settings: Settings, own_data: Path, split: str, out: Path) -> None:

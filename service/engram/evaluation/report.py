@@ -2,9 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from engram.evaluation.runner import Run
+from engram.evaluation.runner import FULL, PARTS, Run
+
+# Metrics on which the shipped system must be at least as good as each of its parts.
+CHECKED = {"recall@10": lambda s: s.recall_10, "NDCG@10": lambda s: s.ndcg_10}
+
+
+@dataclass(frozen=True)
+class PartsCheck:
+    """The shipped system against its best part, on one set and one metric."""
+
+    benchmark: str
+    metric: str
+    shipped: float
+    best_part: str
+    best: float
+
+    @property
+    def holds(self) -> bool:
+        return self.shipped >= self.best - 1e-9
+
+
+def parts_checks(runs: list[Run]) -> list[PartsCheck]:
+    """For every set scored with the shipped system and at least one part."""
+    checks = []
+    for run in runs:
+        parts = [p for p in PARTS if p in run.scores]
+        if FULL.name not in run.scores or not parts:
+            continue
+        for metric, value in CHECKED.items():
+            best = max(parts, key=lambda p: value(run.scores[p]["all"]))
+            shipped = value(run.scores[FULL.name]["all"])
+            checks.append(PartsCheck(run.corpus, metric, shipped, best, value(run.scores[best]["all"])))
+    return checks
 
 
 def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
@@ -21,6 +54,7 @@ def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
             }
             for run in runs
         ],
+        "never_worse_than_a_part": [asdict(c) | {"holds": c.holds} for c in parts_checks(runs)],
     }
 
 
@@ -51,4 +85,21 @@ def as_markdown(runs: list[Run]) -> str:
                 n = run.scores[systems[0]][category].questions
                 out.append(f"| {category} | {n} | " + " | ".join(cells) + " |")
         out.append("")
+    if checks := parts_checks(runs):
+        out.append("### Never worse than a part\n")
+        out.append("| set | metric | engram | best part | its score | |")
+        out.append("|---|---|---:|---|---:|---|")
+        for c in checks:
+            mark = "holds" if c.holds else "**FAILS**"
+            out.append(f"| {c.benchmark} | {c.metric} | {c.shipped:.3f} | {c.best_part} | {c.best:.3f} | {mark} |")
+        out.append("")
     return "\n".join(out)
+
+
+def failed_parts(runs: list[Run]) -> list[str]:
+    """One line per set and metric where a part beats the shipped system."""
+    return [
+        f"{c.benchmark}: {c.metric} {c.shipped:.3f} < {c.best_part} {c.best:.3f}"
+        for c in parts_checks(runs)
+        if not c.holds
+    ]

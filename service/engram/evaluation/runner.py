@@ -34,11 +34,14 @@ class System:
 CHANNELS_ALONE = [
     System("vector only", {"vector_weight": 1.0, "keyword_weight": 0.0, "rule_weight": 0.0}),
     System("keyword only", {"vector_weight": 0.0, "keyword_weight": 1.0, "rule_weight": 0.0}),
+    System("rule only", {"vector_weight": 0.0, "keyword_weight": 0.0, "rule_weight": 1.0}),
     System("no context", {"context_weight": 0.0}),
     System("no time words", {"understand_time": False}),
 ]
 FULL = System("engram")
 BM25 = "bm25 (baseline)"
+# What the hybrid is made of, or could be replaced by: it must never do worse than any of them.
+PARTS = ("vector only", "keyword only", "rule only", BM25)
 
 
 @dataclass
