@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import uvicorn
 
@@ -106,6 +107,13 @@ class ServerThread:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+
+
+def tenant_api(service: ServerThread, tenant: str, key: str) -> httpx.AsyncClient:
+    """A REST client of one tenant, with its key."""
+    return httpx.AsyncClient(
+        base_url=f"{service.url}/t/{tenant}/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60
+    )
 
 
 @pytest.fixture(scope="session")

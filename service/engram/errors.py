@@ -6,6 +6,7 @@ names the input at fault ("items[3].content"), ``index`` the item of a batch.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -77,3 +78,25 @@ def error_body(code: str, message: str, field: str | None = None, index: int | N
     if index is not None:
         error["index"] = index
     return {"error": error}
+
+
+def field_of(location: tuple[Any, ...] | list[Any]) -> tuple[str, int | None]:
+    """("body", "items", 3, "content") -> ("items[3].content", 3): the input a caller must fix."""
+    sources = ("body", "query", "path", "header", "cookie")
+    parts = [str(p) for p in (location[1:] if location and location[0] in sources else location)]
+    field, index = "", None
+    for part in parts:
+        if part.isdigit():
+            field += f"[{part}]"
+            index = int(part) if index is None else index
+        else:
+            field += ("." if field else "") + part
+    return field or "body", index
+
+
+def invalid_input(problems: Sequence[Mapping[str, Any]]) -> InvalidInput:
+    """Validation problems (pydantic's or FastAPI's) as one InvalidInput: the first names the field;
+    the message never echoes the input (which may not even be encodable: a lone surrogate)."""
+    field, index = field_of(tuple(problems[0].get("loc", ()))) if problems else ("body", None)
+    message = "; ".join(f"{field_of(tuple(p.get('loc', ())))[0]}: {p.get('msg', 'invalid')}" for p in problems[:5])
+    return InvalidInput(message or "invalid input", field=field, index=index)

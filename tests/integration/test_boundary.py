@@ -7,15 +7,13 @@ import re
 import httpx
 import pytest
 
-from tests.conftest import unique_tenant
+from tests.conftest import tenant_api, unique_tenant
 
 
 @pytest.fixture
 async def api(service, engram):
     ctx, key = await engram.tenants.create(unique_tenant("edge"))
-    async with httpx.AsyncClient(
-        base_url=f"{service.url}/t/{ctx.name}/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60
-    ) as client:
+    async with tenant_api(service, ctx.name, key) as client:
         yield client
 
 

@@ -3,14 +3,13 @@ REST (and MCP for remember), in Chinese and English, against the real service an
 
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from engram.domain.fusion import ChannelScores, Weights, relevance
-from tests.conftest import unique_tenant
+from tests.conftest import tenant_api, unique_tenant
 
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
 
@@ -19,9 +18,7 @@ NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
 async def api(service, engram):
     """(client, tenant context) for a fresh tenant."""
     ctx, key = await engram.tenants.create(unique_tenant("story"))
-    async with httpx.AsyncClient(
-        base_url=f"{service.url}/t/{ctx.name}/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60
-    ) as client:
+    async with tenant_api(service, ctx.name, key) as client:
         yield client, ctx
 
 

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engram.errors import EngramError, InvalidInput, PayloadTooLarge, Unavailable, error_body
+from engram.errors import EngramError, InvalidInput, PayloadTooLarge, Unavailable, error_body, invalid_input
 from engram.observability import logs
 from engram.store.db import unreachable
 
@@ -37,42 +37,17 @@ def response_for(exc: EngramError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.http_status, headers=headers)
 
 
-def field_of(location: tuple[Any, ...]) -> tuple[str, int | None]:
-    """("body", "items", 3, "content") -> ("items[3].content", 3): the input a caller must fix."""
-    sources = ("body", "query", "path", "header", "cookie")
-    parts = [str(p) for p in (location[1:] if location and location[0] in sources else location)]
-    field, index = "", None
-    for part in parts:
-        if part.isdigit():
-            field += f"[{part}]"
-            index = int(part) if index is None else index
-        else:
-            field += ("." if field else "") + part
-    return field or "body", index
-
-
 async def _engram_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, EngramError)
     return response_for(exc)
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
-    """The first problem names the field; its message never echoes the input (which may not even be
-    encodable: a lone surrogate)."""
-    assert isinstance(exc, RequestValidationError)
-    problems = exc.errors()
-    field, index = field_of(tuple(problems[0].get("loc", ()))) if problems else ("body", None)
-    message = "; ".join(f"{field_of(tuple(p.get('loc', ())))[0]}: {p.get('msg', 'invalid')}" for p in problems[:5])
-    return JSONResponse(error_body("invalid_input", message, field, index), status_code=422)
-
-
-async def _model_error(_: Request, exc: Exception) -> JSONResponse:
-    """A model built inside a route (filters from query parameters) refused a value."""
-    assert isinstance(exc, ValidationError)
-    problems = exc.errors(include_url=False, include_input=False)
-    field, index = field_of(tuple(problems[0].get("loc", ()))) if problems else ("body", None)
-    message = "; ".join(f"{field_of(tuple(p.get('loc', ())))[0]}: {p.get('msg', 'invalid')}" for p in problems[:5])
-    return JSONResponse(error_body("invalid_input", message, field, index), status_code=422)
+    """FastAPI's refusal of a request, or a model built inside a route (filters from query
+    parameters) refusing a value."""
+    assert isinstance(exc, RequestValidationError | ValidationError)
+    problems = exc.errors(include_url=False, include_input=False) if isinstance(exc, ValidationError) else exc.errors()
+    return response_for(invalid_input(problems))
 
 
 def allowed_methods(request: Request) -> str:
@@ -113,26 +88,26 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-def _documented(status: int, description: str) -> dict[str, Any]:
+def _documented(description: str) -> dict[str, Any]:
     return {"model": ErrorBody, "description": description}
 
 
 # What every tenant route may answer besides success (documented once, on each router).
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: _documented(401, "no key, or a key this tenant does not know"),
-    403: _documented(403, "a key of another tenant"),
-    404: _documented(404, "no such memory"),
-    409: _documented(409, "the memory's state does not allow it (restore an active memory...)"),
-    413: _documented(413, "the request body is too large"),
-    422: _documented(422, "invalid input; field names it"),
-    503: _documented(503, "the database is unavailable; retry after Retry-After seconds"),
+    401: _documented("no key, or a key this tenant does not know"),
+    403: _documented("a key of another tenant"),
+    404: _documented("no such memory"),
+    409: _documented("the memory's state does not allow it (restore an active memory...)"),
+    413: _documented("the request body is too large"),
+    422: _documented("invalid input; field names it"),
+    503: _documented("the database is unavailable; retry after Retry-After seconds"),
 }
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(EngramError, _engram_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(ValidationError, _model_error)
+    app.add_exception_handler(ValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
 
 

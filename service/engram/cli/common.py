@@ -12,7 +12,7 @@ import asyncpg
 import typer
 from pydantic import ValidationError
 
-from engram.errors import EngramError
+from engram.errors import EngramError, invalid_input
 from engram.runtime import Engram, database_url, engram_session
 from engram.settings import Settings
 
@@ -53,13 +53,11 @@ def command(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _problems(exc: ValidationError) -> str:
     """'bad configuration: ENGRAM_PORT: Input should be a valid integer', or for an argument
     'invalid input: content: ...'."""
-    if exc.title == "Settings":  # ENGRAM_* variables
-        where = ["ENGRAM_" + "__".join(str(part) for part in e["loc"]).upper() for e in exc.errors()]
-        prefix = "bad configuration"
-    else:
-        where = [".".join(str(part) for part in e["loc"]) for e in exc.errors()]
-        prefix = "invalid input"
-    return f"{prefix}: " + "; ".join(f"{w}: {e['msg']}" for w, e in zip(where, exc.errors(), strict=True))
+    problems = exc.errors(include_url=False, include_input=False)
+    if exc.title != "Settings":
+        return f"invalid input: {invalid_input(problems)}"
+    variables = ("ENGRAM_" + "__".join(str(part) for part in p["loc"]).upper() for p in problems)
+    return "bad configuration: " + "; ".join(f"{v}: {p['msg']}" for v, p in zip(variables, problems, strict=True))
 
 
 def with_engram(settings: Settings, work: Callable[[Engram], Awaitable[T]]) -> T:

@@ -33,7 +33,7 @@ from engram.domain.models import (
     WriteResult,
 )
 from engram.domain.search import SearchRequest, SearchResult
-from engram.errors import EngramError
+from engram.errors import EngramError, invalid_input
 from engram.observability import metrics
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
@@ -76,18 +76,19 @@ def tool_errors(tool: str) -> Iterator[None]:
         yield
         outcome = "ok"
     except EngramError as exc:
-        raise ToolError(f"{exc.code}: {exc}" + (f" (field {exc.field})" if exc.field else "")) from exc
+        raise _tool_error(exc) from exc
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ())) or 'input'}: {e.get('msg', 'invalid')}" for e in exc.errors()
-        )
-        raise ToolError(f"invalid_input: {problems}") from exc
+        raise _tool_error(invalid_input(exc.errors(include_url=False, include_input=False))) from exc
     except Exception as exc:
         if unreachable(exc):
             raise ToolError("unavailable: the database is unavailable; retry shortly") from exc
         raise
     finally:
         metrics.tools.labels(tool, outcome).observe(time.perf_counter() - started)
+
+
+def _tool_error(exc: EngramError) -> ToolError:
+    return ToolError(f"{exc.code}: {exc}" + (f" (field {exc.field})" if exc.field else ""))
 
 
 def build_mcp(
