@@ -114,6 +114,19 @@ async def test_errors_of_routes_and_keys_share_the_model(service, api):
         assert error_of(too_big, 413)["code"] == "too_large"  # refused before the key is even looked at
 
 
+async def test_a_streamed_body_is_cut_off_at_the_limit_too(api):
+    """Without a Content-Length (chunked), the body is counted as it arrives."""
+
+    async def chunks():
+        yield b'{"content": "'
+        for _ in range(5 * 1024):
+            yield b"x" * 1024
+        yield b'"}'
+
+    assert error_of(await api.post("/memories", content=chunks()), 413)["code"] == "too_large"
+    assert (await api.get("/memories")).json()["items"] == []  # nothing was stored
+
+
 async def test_the_openapi_documents_the_error_statuses(service):
     async with httpx.AsyncClient(base_url=service.url) as client:
         spec = (await client.get("/openapi.json")).json()

@@ -64,6 +64,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     """The router's and FastAPI's own refusals. A body that cannot even be read (not UTF-8, say) is
     invalid input like a body that is not JSON: a 422 naming the body, as documented."""
     assert isinstance(exc, HTTPException)
+    if isinstance(exc.__cause__, EngramError):  # FastAPI wraps what failed reading the body (too large)
+        return response_for(exc.__cause__)
     if exc.status_code == 400:
         return response_for(InvalidInput(f"the request body could not be read: {exc.detail}", field="body"))
     code = _CODES.get(exc.status_code, "error")
