@@ -75,6 +75,35 @@ def test_a_set_where_a_part_beats_the_hybrid_is_flagged():
     assert [c["holds"] for c in report.as_json([run], {})["never_worse_than_a_part"]] == [False, False]
 
 
+def test_each_kind_of_question_gets_its_own_line_and_a_flag_where_a_part_wins():
+    def scores(**by_category: tuple[float, float]) -> dict[str, Scores]:
+        return {c: Scores(10, r, r, n, n) for c, (r, n) in by_category.items()}
+
+    run = Run(
+        corpus="paraphrase",
+        split="test",
+        scores={
+            FULL.name: scores(all=(0.9, 0.8), en=(0.9, 0.8), zh=(0.7, 0.6)),
+            "vector only": scores(all=(0.8, 0.7), en=(0.8, 0.7), zh=(0.8, 0.7)),
+        },
+        write_seconds=1.0,
+        memories=60,
+        search_ms={},
+    )
+    assert report.failed_parts([run]) == [
+        "reworded questions, Chinese: recall@10 0.700 < vector only 0.800",
+        "reworded questions, Chinese: NDCG@10 0.600 < vector only 0.700",
+    ]
+    markdown = report.as_markdown([run])
+    assert "### Robustness" in markdown and "| reworded questions, English | recall@10 | 0.900 |" in markdown
+    assert [c["benchmark"] for c in report.as_json([run], {})["robustness"]] == [
+        "reworded questions, English",
+        "reworded questions, English",
+        "reworded questions, Chinese",
+        "reworded questions, Chinese",
+    ]
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason="the benchmarks are not at ../shared/data")
 def test_the_benchmark_loaders_read_the_shared_data():
     locomo = datasets.load("locomo", DATA)

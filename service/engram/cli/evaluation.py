@@ -20,7 +20,7 @@ from engram.settings import Settings
 def eval_command(
     benchmark: Annotated[
         list[str] | None,
-        typer.Option("--benchmark", "-b", help="locomo, madial-zh, madial-en, crosslingual (default: all)"),
+        typer.Option("--benchmark", "-b", help=f"{', '.join([*datasets.LOADERS, *datasets.OWN])} (default: all)"),
     ] = None,
     split: Annotated[str, typer.Option(help="dev (tune on it), test (held out) or all")] = "test",
     data_dir: Annotated[Path, typer.Option(help="where the public benchmarks are")] = Path("../shared/data"),

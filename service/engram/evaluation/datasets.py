@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from engram.errors import InvalidInput
 
@@ -65,7 +66,7 @@ LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 
 
-def _locomo_date(text: str) -> datetime | None:
+def locomo_date(text: str) -> datetime | None:
     try:
         return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
@@ -89,7 +90,7 @@ def load_locomo(root: Path) -> EvalCorpus:
         memories: list[EvalMemory] = []
         latest: datetime | None = None
         for session in sorted((k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k[8:])):
-            when = _locomo_date(conversation.get(f"{session}_date_time", ""))
+            when = locomo_date(conversation.get(f"{session}_date_time", ""))
             latest = max(filter(None, [latest, when]), default=None)
             for turn in conversation[session]:
                 text = f"{turn['speaker']}: {turn['text']}"
@@ -113,7 +114,7 @@ def load_locomo(root: Path) -> EvalCorpus:
     return corpus
 
 
-def _json_lines(path: Path) -> Iterator[dict]:
+def json_lines(path: Path) -> Iterator[dict]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             yield json.loads(line)
@@ -134,7 +135,7 @@ def load_madial(root: Path, language: str) -> EvalCorpus:
     date of their own). Dialogues at even positions are the dev split, odd the test split."""
     folder = root / "madial-bench"
     archives = {
-        lang: {k: v for d in _json_lines(folder / f"MADial-Bench-{lang}-memory.json") for k, v in d.items()}
+        lang: {k: v for d in json_lines(folder / f"MADial-Bench-{lang}-memory.json") for k, v in d.items()}
         for lang in (language, "zh")
     }
     users = {k: v["user-id"] for k, v in archives["zh"].items()}
@@ -153,7 +154,7 @@ def load_madial(root: Path, language: str) -> EvalCorpus:
     asked = {
         user: max(m.occurred_at for m in g.memories if m.occurred_at) + timedelta(days=1) for user, g in by_user.items()
     }
-    for index, dialogue in enumerate(_json_lines(folder / f"MADial-Bench-{language}-dialogue.json")):
+    for index, dialogue in enumerate(json_lines(folder / f"MADial-Bench-{language}-dialogue.json")):
         turn = dialogue["test-turn"][0]
         lines = [text for line in dialogue["dialogue"][1:turn] if (text := _dialogue_line(line))]
         gold = frozenset(str(i) for i in dialogue["relevant-id"]) & set(archives[language])
@@ -169,7 +170,7 @@ def load_crosslingual(path: Path) -> EvalCorpus:
     """engram's own bilingual set (tests/data/crosslingual.jsonl): each fact stored in one language,
     asked in the other, in a tenant holding both languages. Two tenants swap which half is in
     which language, so every fact is asked both ways (zh->en and en->zh). No split: not tuned on."""
-    items = list(_json_lines(path))
+    items = list(json_lines(path))
     corpus = EvalCorpus("crosslingual", "zh+en")
     for swap in (0, 1):
         stored_in = {item["id"]: ("en" if (item["id"] + swap) % 2 else "zh") for item in items}
@@ -202,23 +203,45 @@ def load_temporal(path: Path) -> EvalCorpus:
     return EvalCorpus("temporal", "zh+en", [EvalGroup("diary", memories, questions, "none")])
 
 
+def _longhistory(root: Path, own: Path) -> EvalCorpus:
+    from engram.evaluation.generated import load_longhistory  # generated.py builds on this module
+
+    return load_longhistory(root, own)
+
+
+def _paraphrase(root: Path, own: Path) -> EvalCorpus:
+    from engram.evaluation.generated import load_paraphrase
+
+    return load_paraphrase(own / "paraphrase.jsonl", own / "crosslingual.jsonl")
+
+
+class OwnSet(NamedTuple):
+    files: tuple[str, ...]  # what it reads from ``own`` (tests/data)
+    loader: Callable[[Path, Path], EvalCorpus]  # (root, own) -> corpus
+    public: bool = False  # also reads the public data at ``root`` (longhistory's filler)
+
+
 LOADERS = {
     "locomo": load_locomo,
     "madial-zh": lambda root: load_madial(root, "zh"),
     "madial-en": lambda root: load_madial(root, "en"),
 }
-OWN = {"crosslingual": ("crosslingual.jsonl", load_crosslingual), "temporal": ("temporal.json", load_temporal)}
+OWN = {
+    "crosslingual": OwnSet(("crosslingual.jsonl",), lambda root, own: load_crosslingual(own / "crosslingual.jsonl")),
+    "temporal": OwnSet(("temporal.json",), lambda root, own: load_temporal(own / "temporal.json")),
+    "longhistory": OwnSet(("longhistory.json",), _longhistory, public=True),
+    "paraphrase": OwnSet(("paraphrase.jsonl", "crosslingual.jsonl"), _paraphrase),
+}
 
 
 def load(name: str, root: Path, own: Path = Path("tests/data")) -> EvalCorpus:
     """A public benchmark from ``root`` (../shared/data), or one of engram's own sets from ``own``."""
-    if name in OWN:
-        filename, loader = OWN[name]
-        if not (own / filename).is_file():
-            raise InvalidInput(f"{own / filename} not found (run from the repository root, or pass --own-data)")
-        return loader(own / filename)
-    if name not in LOADERS:
+    if name not in LOADERS and name not in OWN:
         raise InvalidInput(f"unknown benchmark {name!r}; choose from {', '.join([*LOADERS, *OWN])}")
-    if not root.is_dir():
+    if name in OWN:
+        for filename in OWN[name].files:
+            if not (own / filename).is_file():
+                raise InvalidInput(f"{own / filename} not found (run from the repository root, or pass --own-data)")
+    if (name in LOADERS or OWN[name].public) and not root.is_dir():
         raise InvalidInput(f"no benchmark data at {root} (expected ../shared/data or --data-dir)")
-    return LOADERS[name](root)
+    return OWN[name].loader(root, own) if name in OWN else LOADERS[name](root)

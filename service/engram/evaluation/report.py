@@ -26,18 +26,43 @@ class PartsCheck:
         return self.shipped >= self.best - 1e-9
 
 
+# Kinds of question a user asks that a benchmark's average can hide: (set, category) -> line.
+ROBUSTNESS = {
+    ("paraphrase", "en"): "reworded questions, English",
+    ("paraphrase", "zh"): "reworded questions, Chinese",
+    ("crosslingual", "zh->en"): "Chinese questions over English memories",
+    ("crosslingual", "en->zh"): "English questions over Chinese memories",
+    ("longhistory", "all"): "long histories, generated (500+ turns per user)",
+    ("locomo", "all"): "long histories, LoCoMo (~600 turns per conversation)",
+}
+
+
+def _checks(run: Run, category: str, label: str) -> list[PartsCheck]:
+    parts = [p for p in PARTS if category in run.scores.get(p, {})]
+    if category not in run.scores.get(FULL.name, {}) or not parts:
+        return []
+    checks = []
+    for metric, value in CHECKED.items():
+        best = max(parts, key=lambda p: value(run.scores[p][category]))
+        shipped = value(run.scores[FULL.name][category])
+        checks.append(PartsCheck(label, metric, shipped, best, value(run.scores[best][category])))
+    return checks
+
+
 def parts_checks(runs: list[Run]) -> list[PartsCheck]:
     """For every set scored with the shipped system and at least one part."""
-    checks = []
-    for run in runs:
-        parts = [p for p in PARTS if p in run.scores]
-        if FULL.name not in run.scores or not parts:
-            continue
-        for metric, value in CHECKED.items():
-            best = max(parts, key=lambda p: value(run.scores[p]["all"]))
-            shipped = value(run.scores[FULL.name]["all"])
-            checks.append(PartsCheck(run.corpus, metric, shipped, best, value(run.scores[best]["all"])))
-    return checks
+    return [check for run in runs for check in _checks(run, "all", run.corpus)]
+
+
+def robustness_checks(runs: list[Run]) -> list[PartsCheck]:
+    """The same comparison on each kind of question of ROBUSTNESS that the runs hold."""
+    by_corpus = {run.corpus: run for run in runs}
+    return [
+        check
+        for (corpus, category), label in ROBUSTNESS.items()
+        if corpus in by_corpus
+        for check in _checks(by_corpus[corpus], category, label)
+    ]
 
 
 def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +80,7 @@ def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
             for run in runs
         ],
         "never_worse_than_a_part": [asdict(c) | {"holds": c.holds} for c in parts_checks(runs)],
+        "robustness": [asdict(c) | {"holds": c.holds} for c in robustness_checks(runs)],
     }
 
 
@@ -85,21 +111,24 @@ def as_markdown(runs: list[Run]) -> str:
                 n = run.scores[systems[0]][category].questions
                 out.append(f"| {category} | {n} | " + " | ".join(cells) + " |")
         out.append("")
-    if checks := parts_checks(runs):
-        out.append("### Never worse than a part\n")
-        out.append("| set | metric | engram | best part | its score | |")
-        out.append("|---|---|---:|---|---:|---|")
-        for c in checks:
-            mark = "holds" if c.holds else "**FAILS**"
-            out.append(f"| {c.benchmark} | {c.metric} | {c.shipped:.3f} | {c.best_part} | {c.best:.3f} | {mark} |")
-        out.append("")
+    for title, checks in (("Never worse than a part", parts_checks(runs)), ("Robustness", robustness_checks(runs))):
+        if checks:
+            out.extend(_checks_table(title, checks))
     return "\n".join(out)
 
 
+def _checks_table(title: str, checks: list[PartsCheck]) -> list[str]:
+    out = [f"### {title}\n", "| set | metric | engram | best part | its score | |", "|---|---|---:|---|---:|---|"]
+    for c in checks:
+        mark = "holds" if c.holds else "**FAILS**"
+        out.append(f"| {c.benchmark} | {c.metric} | {c.shipped:.3f} | {c.best_part} | {c.best:.3f} | {mark} |")
+    return [*out, ""]
+
+
 def failed_parts(runs: list[Run]) -> list[str]:
-    """One line per set and metric where a part beats the shipped system."""
+    """One line per set (or kind of question) and metric where a part beats the shipped system."""
     return [
         f"{c.benchmark}: {c.metric} {c.shipped:.3f} < {c.best_part} {c.best:.3f}"
-        for c in parts_checks(runs)
+        for c in [*parts_checks(runs), *robustness_checks(runs)]
         if not c.holds
     ]
