@@ -52,7 +52,8 @@ async def test_a_question_finds_its_answer_in_either_language_and_every_score_is
     weights = Weights(**explanation["weights"])
     for fused in explanation["fused"]:
         assert 0 <= fused["score"] <= 1
-        assert fused["relevance"] == round(relevance(ChannelScores(**fused["channels"]), weights), 6)
+        channels = ChannelScores(**fused["channels"])
+        assert fused["relevance"] == round(relevance(channels, weights, fused["other_language"]), 6)
         assert fused["score"] == round(fused["relevance"] * fused["time"] * fused["layer"], 6)
 
 

@@ -66,7 +66,7 @@ async def test_explain_lists_every_channel_and_the_fused_ranking(engram, tenant)
     assert e.weights == engram.settings.retrieval.weights()
     for fused in e.fused:  # every score can be recomputed from what explain shows
         assert 0 <= fused.score <= 1
-        assert fused.relevance == round(relevance(fused.channels, e.weights), 6)
+        assert fused.relevance == round(relevance(fused.channels, e.weights, fused.other_language), 6)
         assert fused.score == round(fused.relevance * fused.time * fused.layer, 6)
     assert {"coffe", "order", "12345"} <= set(e.query_tokens)  # stemmed
     assert set(e.token_idf) == set(e.query_tokens)

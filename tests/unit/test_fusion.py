@@ -52,12 +52,32 @@ def test_the_channels_combine_as_a_noisy_or():
 
 
 def test_a_memory_sharing_no_words_is_not_pulled_down():
-    # The translation (no shared words: a Chinese query, an English memory) and a same-language
-    # paraphrase sharing no words score alike: only what the channels measure counts.
-    translation, paraphrase, sharing = ids(3)
-    fused = {h.id: h for h in fuse(sims({translation: 0.6, paraphrase: 0.6, sharing: 0.6}), [hit(sharing, 0.2)], [], W)}
-    assert fused[translation].score == fused[paraphrase].score == round(0.5 * 0.6, 6)
+    # A same-language paraphrase sharing no words keeps what its vector evidence gives it.
+    paraphrase, sharing = ids(2)
+    fused = {h.id: h for h in fuse(sims({paraphrase: 0.6, sharing: 0.6}), [hit(sharing, 0.2)], [], W)}
+    assert fused[paraphrase].score == round(0.5 * 0.6, 6)
     assert fused[sharing].score > fused[paraphrase].score
+
+
+def test_a_memory_the_keyword_channel_cannot_see_is_judged_by_its_vector():
+    # A Chinese query, an English translation of the answer: it cannot share the query's words, so
+    # its cosine also stands for the keyword channel at even odds; an English memory that shares
+    # one word of the query but means less does not pass it.
+    translation, sharing = ids(2)
+    similarity = sims({translation: 0.6, sharing: 0.2})
+    fused = {h.id: h for h in fuse(similarity, [hit(sharing, 0.44)], [], W, other_language={translation})}
+    assert fused[translation].other_language and not fused[sharing].other_language
+    assert fused[translation].relevance == round((1 - (1 - 0.5) * (1 - 0.7 / 2)) * 0.6, 6)
+    assert fused[translation].score > fused[sharing].score
+
+
+@given(weights, unit)
+def test_a_memory_holding_every_query_word_never_ranks_below_its_translation(w, cosine):
+    same, translation = ids(2)
+    similarity = sims({same: cosine, translation: cosine})
+    fused = {h.id: h for h in fuse(similarity, [hit(same, 1.0)], [], w, other_language={translation})}
+    assert fused[same].score >= fused[translation].score - 1e-6
+    assert fused[translation].score >= round(w.vector * cosine, 6) - 1e-6  # never below a same-language silence
 
 
 def test_one_strong_channel_is_enough():
@@ -132,7 +152,7 @@ def test_every_score_is_in_0_1_and_reproducible_from_its_factors(w, evidence, ou
     fused = prefer_layers(fused, dict.fromkeys(memory_ids, "session"), {"session": layer_weight})
     for h in fused:
         assert 0 <= h.score <= 1 and 0 <= h.relevance <= 1
-        assert h.relevance == round(relevance(h.channels, w), 6)
+        assert h.relevance == round(relevance(h.channels, w, h.other_language), 6)
         assert h.score == score_of(h)
     assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
 
@@ -146,13 +166,10 @@ def test_more_evidence_in_any_channel_never_lowers_the_score(w, evidence, channe
 
 
 @given(weights, unit, unit)
-def test_a_same_language_paraphrase_never_ranks_below_its_translation(w, cosine, shared_words):
-    # Same cosine; the paraphrase may share words with the query, the translation cannot.
-    translation, paraphrase = ids(2)
-    fused = {
-        h.id: h for h in fuse(sims({translation: cosine, paraphrase: cosine}), [hit(paraphrase, shared_words)], [], w)
-    }
-    assert fused[paraphrase].score >= fused[translation].score
+def test_two_memories_in_the_query_language_differ_only_by_shared_words(w, cosine, shared_words):
+    quiet, paraphrase = ids(2)
+    fused = {h.id: h for h in fuse(sims({quiet: cosine, paraphrase: cosine}), [hit(paraphrase, shared_words)], [], w)}
+    assert fused[paraphrase].score >= fused[quiet].score
 
 
 @given(st.lists(st.floats(0.0001, 1), min_size=1, max_size=20), unit)

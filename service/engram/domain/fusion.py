@@ -2,6 +2,7 @@
 
     relevance = 1 - (1 - wv * vector) (1 - wk * keyword) (1 - wr * rule) (1 - wc * context)
     score     = relevance * time * layer
+    wv        = 1 - (1 - w_vector) (1 - w_keyword / 2) for a memory in another language than the query
 
 Each channel gives evidence in [0, 1]: how far the cosine similarity (of query and memory, each
 centred on its language's mean: domain/centring.py) rises above the embedding model's noise
@@ -11,14 +12,19 @@ evidence of that channel is worth on its own.
 The relevance is the chance that at least one channel is right (a noisy OR): it is bounded by
 one, grows with every channel's evidence, and a channel that has nothing to say about a memory
 (no shared words, as with a memory in the other language) leaves it where the other channels put
-it instead of pulling it down. So a memory's score never depends on its language except through
-what the channels measure. ``time`` is 1 inside a time the query named and ``outside_window``
-outside it; ``layer`` is the layer's preference. Both are in [0, 1], so the score is too.
+it instead of pulling it down. A memory in another language than the query cannot share its
+words: the keyword channel cannot see it, and its silence is no evidence either way. Its vector
+evidence then also stands for the keyword channel at even odds (half the keyword's weight), where
+a memory in the query's language that shares none of its words has been seen and found wanting;
+at full weight, a translation would pass a memory of the answer's time (measured: temporal set).
+So a memory's language counts only through what the channels can measure. ``time`` is 1 inside a
+time the query named and ``outside_window`` outside it; ``layer`` is the layer's preference. Both
+are in [0, 1], so the score is too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -26,7 +32,8 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 FORMULA = (
-    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context); "
+    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context), "
+    "where w_vector is 1 - (1 - w_vector)(1 - w_keyword/2) for a memory in another language than the query; "
     "score = relevance * time * layer"
 )
 
@@ -38,6 +45,13 @@ class Weights(BaseModel):
     keyword: float = Field(ge=0, le=1)
     rule: float = Field(ge=0, le=1)
     context: float = Field(0.0, ge=0, le=1)
+
+    def vector_for(self, other_language: bool) -> float:
+        """The vector channel's weight; for a memory the keyword channel cannot see (another
+        language than the query's), it also stands for the keyword channel at even odds."""
+        if not other_language:
+            return self.vector
+        return 1.0 - (1.0 - clip(self.vector)) * (1.0 - clip(self.keyword) / 2)
 
 
 class ChannelHit(BaseModel):
@@ -66,6 +80,9 @@ class FusedHit(BaseModel):
     channels: ChannelScores
     time: float = Field(1.0, description="1 inside the time the query named, less outside it")
     layer: float = Field(1.0, description="the preference of the memory's layer")
+    other_language: bool = Field(
+        False, description="in another language than the query: its vector also counts at half the keyword weight"
+    )
 
 
 @dataclass(frozen=True)
@@ -81,10 +98,10 @@ def clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def relevance(channels: ChannelScores, weights: Weights) -> float:
+def relevance(channels: ChannelScores, weights: Weights, other_language: bool = False) -> float:
     missed = 1.0
     for weight, evidence in (
-        (weights.vector, channels.vector),
+        (weights.vector_for(other_language), channels.vector),
         (weights.keyword, channels.keyword),
         (weights.rule, channels.rule),
         (weights.context, channels.context),
@@ -100,7 +117,7 @@ def score_of(hit: FusedHit) -> float:
 
 def _scored(hit: FusedHit, weights: Weights, **changes: object) -> FusedHit:
     updated = hit.model_copy(update=changes)
-    updated.relevance = round(relevance(updated.channels, weights), 6)
+    updated.relevance = round(relevance(updated.channels, weights, updated.other_language), 6)
     updated.score = score_of(updated)
     return updated
 
@@ -127,9 +144,11 @@ def fuse(
     rule: list[ChannelHit],
     weights: Weights,
     noise: float = 0.0,
+    other_language: Collection[UUID] = frozenset(),
 ) -> list[FusedHit]:
     """Every candidate of any channel with its evidence and relevance, best first. The vector
-    evidence is known for every candidate (its exact cosine), not only for the vector channel's own."""
+    evidence is known for every candidate (its exact cosine), not only for the vector channel's own.
+    ``other_language``: the memories in another language than the query."""
     keyword_of = {h.id: clip(h.score) for h in keyword}
     rule_of = {h.id: clip(h.score) for h in rule}
     fused = []
@@ -142,7 +161,10 @@ def fuse(
             keyword=round(keyword_of.get(memory_id, 0.0), 6),
             rule=round(rule_of.get(memory_id, 0.0), 6),
         )
-        fused.append(_scored(FusedHit(id=memory_id, score=0.0, relevance=0.0, channels=channels), weights))
+        hit = FusedHit(
+            id=memory_id, score=0.0, relevance=0.0, channels=channels, other_language=memory_id in other_language
+        )
+        fused.append(_scored(hit, weights))
     return best_first(fused)
 
 

@@ -181,9 +181,12 @@ class SearchService:
 
             noise = self._noise_of(ctx.embedding_model)
 
+            language = guess_language(reading.text)
+
             def fused_now() -> list[FusedHit]:
                 similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-                return fuse(similarity, found.keyword, found.identifiers, weights, noise)
+                other = {memory_id for memory_id, (m, _) in rows.items() if other_language(m.language, language)}
+                return fuse(similarity, found.keyword, found.identifiers, weights, noise, other)
 
             fused = fused_now()
             if weights.context > 0 and fused:
@@ -333,6 +336,11 @@ class SearchService:
             vector = await embedder.embed_query(query)
         await self._cache.set(key, vector.astype(np.float32).tobytes())
         return vector
+
+
+def other_language(memory: str, query: str) -> bool:
+    """The memory cannot share the query's words: both have a known language, and they differ."""
+    return "und" not in (memory, query) and memory != query
 
 
 def log_search(
