@@ -109,6 +109,9 @@ def test_the_benchmark_loaders_read_the_shared_data():
     locomo = datasets.load("locomo", DATA)
     assert len(locomo.groups) == 10 and locomo.questions > 1500
     assert locomo.select("dev").questions + locomo.select("test").questions == locomo.questions
+    plain = datasets.load("locomo-plain", DATA)
+    assert plain.questions == locomo.questions
+    assert not any(m.conversation or m.occurred_at for g in plain.groups for m in g.memories)
     for name in ("madial-zh", "madial-en"):
         madial = datasets.load(name, DATA)
         assert madial.questions == 160 and all(q.gold for g in madial.groups for q in g.questions)

@@ -221,8 +221,20 @@ class OwnSet(NamedTuple):
     public: bool = False  # also reads the public data at ``root`` (longhistory's filler)
 
 
+def load_locomo_plain(root: Path) -> EvalCorpus:
+    """LoCoMo as the open peers measure it: each turn a plain memory, its text only (no session,
+    so no neighbours, and no date), written as a fact like any other."""
+    corpus = load_locomo(root)
+    plain = [
+        EvalGroup(g.key, [EvalMemory(m.external_id, m.content) for m in g.memories], g.questions, g.split)
+        for g in corpus.groups
+    ]
+    return EvalCorpus("locomo-plain", corpus.language, plain)
+
+
 LOADERS = {
     "locomo": load_locomo,
+    "locomo-plain": load_locomo_plain,
     "madial-zh": lambda root: load_madial(root, "zh"),
     "madial-en": lambda root: load_madial(root, "en"),
 }
