@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+import random
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import kopf
@@ -21,9 +22,12 @@ MANAGED = {"app.kubernetes.io/managed-by": "engram-operator"}
 DRIFT_TIMER = "drift-check"
 
 
-def backoff(retry: int) -> float:
-    """Seconds before the next attempt after a transient failure: 5, 10, 20 ... at most 5 minutes."""
-    return min(300.0, 5.0 * 2**retry)
+def backoff(retry: int, draw: Callable[[], float] = random.random) -> float:
+    """Seconds before the next attempt after a transient failure: between half and all of 5, 10,
+    20 ... at most 5 minutes. The spread keeps tenants that failed together (an operator restart,
+    a database back from an outage) from all retrying in the same second again."""
+    bound = min(300.0, 5.0 * 2**retry)
+    return bound * (0.5 + 0.5 * draw())
 
 
 class Operator:

@@ -36,6 +36,11 @@ def role_name(tenant: str) -> str:
     return "engram_t_" + tenant.replace("-", "_")
 
 
+def tenant_lock(tenant: str) -> str:
+    """The advisory lock (hashtext of this) a tenant's provisioning holds in its database."""
+    return f"engram tenant {tenant}"
+
+
 async def verify_environment(conn: asyncpg.Connection, instance: Instance) -> None:
     """The database itself must say it serves the instance's environment: a DSN pointing at the
     wrong server fails here, before anything is created."""
@@ -109,20 +114,28 @@ async def ensure_tenant(
     schema, role = schema_name(tenant), role_name(tenant)
 
     async def provision(conn: asyncpg.Connection) -> str:
-        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        await control.migrate_control(conn)
+        await _ensure_instance(conn)
         # One transaction: cut short, it leaves nothing (role, schema, key, registration) behind.
         async with conn.transaction():
-            await _ensure_role_and_schema(conn, tenant, claim, password, new_password)
+            # Two reconciliations of one tenant (a restart, a second operator) take turns.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))
+            registered = await _ensure_role_and_schema(conn, tenant, claim, password, new_password)
             await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
             await migrate_schema(conn, f'"{schema}"', "tenant", dim)
-            await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
             meta = await tenant_meta.read_meta(conn, f'"{schema}"')
+            if meta is None:
+                await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
+                meta = await tenant_meta.read_meta(conn, f'"{schema}"')
             if not await tenant_meta.key_is_valid(conn, f'"{schema}"', hash_key(api_key)):
                 await tenant_meta.revoke_all_keys(conn, f'"{schema}"')
                 await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
             await conn.execute("RESET ROLE")
-            await control.register_tenant(conn, tenant, schema, claim)
+            if not registered:
+                await control.register_tenant(conn, tenant, schema, claim)
+        # Apart and short: the rows it writes are every tenant's, so their writers take turns.
+        async with conn.transaction():
+            await _grant_control_reading(conn, role)
+        assert meta is not None
         return meta["embedding_model"]
 
     model_in_use = await _as_admin(instance, provision)
@@ -133,9 +146,43 @@ async def ensure_tenant(
 _ROLE_AS_WANTED = (True, False, False, False, False)
 
 
+# Catalog rows every tenant shares (the control schema's grants, the extension) are written by one
+# short transaction at a time, under this lock, and only when something is missing: a concurrent
+# write of the same row fails with "tuple concurrently updated".
+_SHARED_CATALOG_LOCK = "engram shared catalog"
+
+
+async def _lock_shared_catalog(conn: asyncpg.Connection) -> None:
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", _SHARED_CATALOG_LOCK)
+
+
+async def _ensure_instance(conn: asyncpg.Connection) -> None:
+    """The vector extension and the control schema, created or migrated when they are not yet."""
+    async with conn.transaction():
+        if not await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector')"):
+            await _lock_shared_catalog(conn)
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    await control.migrate_control(conn)
+
+
+async def _grant_control_reading(conn: asyncpg.Connection, role: str) -> None:
+    """The service checks the database's environment label before it serves anything: the role may
+    read it. Checked first, so a repair writes nothing."""
+    usage = "SELECT has_schema_privilege($1, 'engram_control', 'USAGE')"
+    select = "SELECT has_table_privilege($1, 'engram_control.instance', 'SELECT')"
+    if await conn.fetchval(usage, role) and await conn.fetchval(select, role):
+        return
+    await _lock_shared_catalog(conn)
+    if not await conn.fetchval(usage, role):
+        await conn.execute(f'GRANT USAGE ON SCHEMA engram_control TO "{role}"')
+    if not await conn.fetchval(select, role):
+        await conn.execute(f'GRANT SELECT ON engram_control.instance TO "{role}"')
+
+
 async def _ensure_role_and_schema(
     conn: asyncpg.Connection, tenant: str, claim: str, password: str, new_password: bool
-) -> None:
+) -> bool:
+    """Create or repair the role and its schema; returns whether the tenant was registered already."""
     schema, role = schema_name(tenant), role_name(tenant)
     registered = await _holds(conn, tenant, claim)
     attributes = await conn.fetchrow(
@@ -155,11 +202,11 @@ async def _ensure_role_and_schema(
             f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
         )
         await conn.execute(statement)
-    await conn.execute(f'GRANT "{role}" TO CURRENT_USER')  # lets a non-superuser admin act as the role
-    await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}" AUTHORIZATION "{role}"')
-    # The service checks the database's environment label before it serves anything.
-    await conn.execute(f'GRANT USAGE ON SCHEMA engram_control TO "{role}"')
-    await conn.execute(f'GRANT SELECT ON engram_control.instance TO "{role}"')
+    if not await conn.fetchval("SELECT pg_has_role(current_user, $1, 'MEMBER')", role):
+        await conn.execute(f'GRANT "{role}" TO CURRENT_USER')  # lets a non-superuser admin act as the role
+    if not schema_exists:
+        await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}" AUTHORIZATION "{role}"')
+    return registered
 
 
 async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 import kopf
 import yaml
 
+from engram.store.schema import schema_name
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import Operator, register
+from engram_operator.provision import role_name
 from tests.operator.emulator import KubeEmulator
 
 TENANTS = "memory.engram.dev/v1alpha1/memorytenants"
@@ -219,3 +222,30 @@ class DatabaseLink:
                 await self._open.wait()
                 sink.write(data)
                 await sink.drain()
+
+
+async def catalog_footprint(admin: asyncpg.Connection, tenants: list[str]) -> dict[str, str]:
+    """The row version (xmin) of every catalog and registry row provisioning may write: a repair
+    that writes nothing leaves every one as it was."""
+    schemas, roles = [schema_name(t) for t in tenants], [role_name(t) for t in tenants]
+    rows = await admin.fetch(
+        """SELECT 'schema ' || nspname AS what, xmin::text AS version FROM pg_catalog.pg_namespace
+             WHERE nspname = 'engram_control' OR nspname = ANY($1::text[])
+           UNION ALL SELECT 'role ' || rolname, xmin::text FROM pg_catalog.pg_authid WHERE rolname = ANY($2::text[])
+           UNION ALL SELECT 'member ' || r.rolname || ' ' || m.member::regrole::text, m.xmin::text
+             FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_authid r ON r.oid = m.roleid
+             WHERE r.rolname = ANY($2::text[])
+           UNION ALL SELECT 'table engram_control.instance', xmin::text FROM pg_catalog.pg_class
+             WHERE oid = 'engram_control.instance'::regclass
+           UNION ALL SELECT 'extension vector', xmin::text FROM pg_catalog.pg_extension WHERE extname = 'vector'
+           UNION ALL SELECT 'registry ' || name, xmin::text FROM engram_control.tenants WHERE name = ANY($3::text[])""",
+        schemas,
+        roles,
+        tenants,
+    )
+    found = {r["what"]: r["version"] for r in rows}
+    for schema in schemas:
+        for table in ("meta", "api_keys", "schema_migrations"):
+            for i, version in enumerate(await admin.fetch(f'SELECT xmin::text FROM "{schema}".{table}')):
+                found[f"{schema}.{table} {i}"] = version[0]
+    return found

@@ -17,7 +17,7 @@ import asyncpg
 import yaml
 
 from engram.store.schema import schema_name
-from engram_operator.provision import role_name
+from engram_operator.provision import role_name, tenant_lock
 from tests.operator.harness import Cluster, DatabaseLink, eventually
 from tests.operator.test_operator import condition, name
 
@@ -101,6 +101,15 @@ async def waiting_on_registry(conn: asyncpg.Connection) -> int:
 
 async def nobody_waiting(conn: asyncpg.Connection) -> bool:
     return await waiting_on_registry(conn) == 0
+
+
+async def waiting_on_a_tenant_lock(conn: asyncpg.Connection) -> int:
+    """Sessions waiting for an advisory lock (a tenant's, held by this test)."""
+    return await conn.fetchval("SELECT count(*) FROM pg_catalog.pg_locks WHERE NOT granted AND locktype = 'advisory'")
+
+
+async def nobody_waiting_on_a_tenant_lock(conn: asyncpg.Connection) -> bool:
+    return await waiting_on_a_tenant_lock(conn) == 0
 
 
 async def left_behind(conn: asyncpg.Connection, tenant: str) -> dict[str, bool]:
@@ -194,10 +203,10 @@ async def test_sigterm_during_a_drift_check(emulator, cluster, bootstrapped, tmp
             await cluster.apply_tenant("agents", tenant, {"environment": "test"})
             await eventually(lambda: provisioned(cluster, tenant), what="the tenant provisioned")
             async with admin.transaction():
-                await admin.execute("LOCK TABLE engram_control.tenants IN SHARE MODE")
-                await eventually(lambda: waiting_on_registry(admin), what="a drift check waiting on the lock")
+                await admin.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))
+                await eventually(lambda: waiting_on_a_tenant_lock(admin), what="a drift check waiting on the lock")
                 await stop(process, tmp_path)
-                await eventually(lambda: nobody_waiting(admin), what="the waiting statement cancelled")
+                await eventually(lambda: nobody_waiting_on_a_tenant_lock(admin), what="the waiting statement cancelled")
         assert await left_behind(admin, tenant) == {"role": True, "schema": True, "registered": True}
     finally:
         await admin.close()

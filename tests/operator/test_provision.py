@@ -1,5 +1,6 @@
 """Provisioning against two real PostgreSQL servers, one labelled test and one prod."""
 
+import asyncio
 import secrets
 import uuid
 
@@ -13,6 +14,7 @@ from engram.settings import Settings
 from engram_operator.config import Instance
 from engram_operator.placement import PlacementError
 from engram_operator.provision import drop_tenant, ensure_tenant, retire_tenant, role_name
+from tests.operator.harness import catalog_footprint
 
 MODEL, DIM = "use-multilingual-v3", 512
 
@@ -159,3 +161,55 @@ async def test_a_repair_leaves_the_role_alone_but_unlocks_a_locked_one(test_inst
         await admin.close()
     conn = await asyncpg.connect(first.dsn)  # unlocked, with the password it had
     await conn.close()
+
+
+async def test_fifty_tenants_provisioned_at_once_then_repaired_at_once_write_nothing_the_second_time(test_instance):
+    # An operator restart resumes every tenant at once: the first provisionings race, and so do
+    # the repairs that follow. Each tenant's work is serialised in the database; the catalog rows
+    # all tenants share are written only when a grant is missing.
+    tenants = [name() for _ in range(50)]
+    passwords = {t: secrets.token_urlsafe(16) for t in tenants}
+
+    async def reconcile(tenant: str, *, new_password: bool) -> None:
+        await ensure_tenant(
+            test_instance,
+            tenant,
+            MODEL,
+            DIM,
+            passwords[tenant],
+            f"ek.{tenant}.k",
+            claim(tenant),
+            new_password=new_password,
+        )
+
+    first = await asyncio.gather(*(reconcile(t, new_password=True) for t in tenants), return_exceptions=True)
+    assert [e for e in first if e is not None] == []
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        before = await catalog_footprint(admin, tenants)
+        again = await asyncio.gather(*(reconcile(t, new_password=False) for t in tenants), return_exceptions=True)
+        assert [e for e in again if e is not None] == []
+        after = await catalog_footprint(admin, tenants)
+    finally:
+        await admin.close()
+    assert len(before) > 50 * 4
+    assert {k: (before[k], after.get(k)) for k in before if after.get(k) != before[k]} == {}
+
+
+async def test_one_tenant_reconciled_by_five_at_once_is_provisioned_once(test_instance):
+    # A stuck pod and its replacement, or a local run beside the cluster's operator: the tenant's
+    # own lock in the database makes them take turns, and the last key given is the valid one.
+    tenant, password = name(), secrets.token_urlsafe(16)
+    keys = [f"ek.{tenant}.k{i}" for i in range(5)]
+    results = await asyncio.gather(
+        *(ensure_tenant(test_instance, tenant, MODEL, DIM, password, key, claim(tenant)) for key in keys),
+        return_exceptions=True,
+    )
+    assert [r for r in results if isinstance(r, BaseException)] == []
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        valid = await admin.fetchval(f'SELECT count(*) FROM "{results[0].schema}".api_keys WHERE revoked_at IS NULL')
+        registered = await admin.fetchval("SELECT count(*) FROM engram_control.tenants WHERE name = $1", tenant)
+    finally:
+        await admin.close()
+    assert (valid, registered) == (1, 1)
