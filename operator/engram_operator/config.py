@@ -11,6 +11,13 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
         environment: test
         adminDsnEnv: PG_TEST_ADMIN_DSN     # the admin DSN comes from this env var (a Secret)
         tenantHost: pg-test.databases.svc  # host:port the tenants' pods use (default: the DSN's)
+        tls:                               # how the tenants' pods verify the server
+          mode: verify-full                # default: the admin DSN's sslmode
+          rootCertEnv: PG_TEST_CA          # the CA's PEM (from a Secret); or rootCert: inline PEM
+
+The admin DSN's connection parameters (sslmode, connect_timeout, ...) reach the tenants' DSNs too,
+except the paths of files on the operator's own disk (sslrootcert, sslcert, sslkey ...): a
+tenant's pod verifies the server with the CA of ``tls``, mounted from its credentials Secret.
 """
 
 from __future__ import annotations
@@ -22,6 +29,17 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
+
+
+class TenantTLS(BaseModel):
+    """How the tenants' pods reach the server over TLS."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    mode: SslMode | None = None  # None: the admin DSN's sslmode, if it has one
+    root_cert: str | None = Field(None, alias="rootCert", pattern=r"-----BEGIN CERTIFICATE-----")
+
 
 class Instance(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True)
@@ -30,6 +48,7 @@ class Instance(BaseModel):
     environment: Literal["test", "prod"]
     admin_dsn: SecretStr = Field(alias="adminDsn")
     tenant_host: str | None = Field(None, alias="tenantHost")
+    tls: TenantTLS = TenantTLS()
 
 
 class OperatorConfig(BaseModel):
@@ -57,9 +76,17 @@ class OperatorConfig(BaseModel):
             path = Path(os.environ["ENGRAM_OPERATOR_CONFIG"])
         raw = yaml.safe_load(path.read_text()) or {}
         for instance in raw.get("instances", []):
-            env_name = instance.pop("adminDsnEnv", None)
-            if env_name is not None:
-                if env_name not in os.environ:
-                    raise ValueError(f"instance {instance.get('name')!r}: the variable {env_name} is not set")
-                instance["adminDsn"] = os.environ[env_name]
+            _from_env(instance, "adminDsnEnv", "adminDsn", instance.get("name"))
+            if isinstance(instance.get("tls"), dict):
+                _from_env(instance["tls"], "rootCertEnv", "rootCert", instance.get("name"))
         return cls.model_validate(raw)
+
+
+def _from_env(section: dict, variable_key: str, key: str, instance: object) -> None:
+    """``section[key]`` from the environment variable ``section[variable_key]`` names, if it names one."""
+    env_name = section.pop(variable_key, None)
+    if env_name is None:
+        return
+    if env_name not in os.environ:
+        raise ValueError(f"instance {instance!r}: the variable {env_name} is not set")
+    section[key] = os.environ[env_name]

@@ -10,6 +10,9 @@ from urllib.parse import urlsplit
 
 HTTP_PORT = 8080
 UID = 10001
+# Where a tenant's pods find the CA that verifies their database server (from the credentials Secret).
+DATABASE_CA_DIR = "/etc/engram/database"
+DATABASE_CA_PATH = f"{DATABASE_CA_DIR}/ca.crt"
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class TenantView:
     embedding_model: str | None = None  # the model the tenant's vectors are made with
     # A digest of the Secret's contents on the pod template: new credentials roll the pods.
     credentials_digest: str = ""
+    database_ca: str | None = None  # PEM of the CA the pods verify the database server with
 
     @property
     def child_name(self) -> str:
@@ -63,6 +67,8 @@ def _metadata(t: TenantView, name: str) -> dict[str, Any]:
 
 def render_secret(t: TenantView, dsn: str, api_key: str) -> dict[str, Any]:
     values = {"dsn": dsn, "api-key": api_key, "mcp-url": t.mcp_url()}
+    if t.database_ca:
+        values["ca.crt"] = t.database_ca
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -139,7 +145,7 @@ def _container(t: TenantView, args: list[str]) -> dict[str, Any]:
             "readOnlyRootFilesystem": True,
             "capabilities": {"drop": ["ALL"]},
         },
-        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, *_database_ca_mount(t)],
     }
 
 
@@ -149,8 +155,19 @@ def _pod_spec(t: TenantView, container: dict[str, Any], restart: str) -> dict[st
         "automountServiceAccountToken": False,
         "securityContext": {"runAsNonRoot": True, "fsGroup": UID, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
-        "volumes": [{"name": "tmp", "emptyDir": {}}],
+        "volumes": [{"name": "tmp", "emptyDir": {}}, *_database_ca_volume(t)],
     }
+
+
+def _database_ca_mount(t: TenantView) -> list[dict[str, Any]]:
+    return [{"name": "database-ca", "mountPath": DATABASE_CA_DIR, "readOnly": True}] if t.database_ca else []
+
+
+def _database_ca_volume(t: TenantView) -> list[dict[str, Any]]:
+    if not t.database_ca:
+        return []
+    items = [{"key": "ca.crt", "path": "ca.crt"}]
+    return [{"name": "database-ca", "secret": {"secretName": t.secret_name, "items": items, "defaultMode": 0o444}}]
 
 
 def render_deployment(t: TenantView) -> dict[str, Any]:

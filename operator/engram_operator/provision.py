@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import asyncpg
 
@@ -18,6 +18,7 @@ from engram.store import control, tenant_meta
 from engram.store.migrate import migrate_schema
 from engram.store.schema import schema_name
 from engram_operator.config import Instance
+from engram_operator.manifests import DATABASE_CA_PATH
 from engram_operator.placement import PlacementError
 
 T = TypeVar("T")
@@ -254,7 +255,25 @@ async def drop_tenant(instance: Instance, tenant: str, claim: str) -> None:
     await _as_admin(instance, drop)
 
 
+# Connection parameters that name a file or socket on the operator's own disk: meaningless in a
+# tenant's pod (its CA comes from the instance's ``tls``).
+_OPERATOR_LOCAL = {"sslrootcert", "sslcert", "sslkey", "sslcrl", "sslcrldir", "sslpassword", "passfile", "host", "port"}
+
+
 def tenant_dsn(instance: Instance, role: str, password: str) -> str:
+    """The tenant role's DSN: the admin DSN's server and connection parameters (TLS mode above all),
+    the tenant's credentials, and the CA its pods mount when the instance names one."""
     parts = urlsplit(instance.admin_dsn.get_secret_value())
+    if instance.tenant_host is None and parts.hostname is None:
+        raise PlacementError(
+            f"instance {instance.name!r}: the admin DSN names no host (a socket?); set tenantHost to "
+            "the host:port the tenants' pods reach the server at"
+        )
     host = instance.tenant_host or f"{parts.hostname}:{parts.port or 5432}"
-    return f"postgresql://{quote(role)}:{quote(password, safe='')}@{host}{parts.path or '/postgres'}"
+    params = {k: v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _OPERATOR_LOCAL}
+    if instance.tls.mode:
+        params["sslmode"] = instance.tls.mode
+    if instance.tls.root_cert:
+        params["sslrootcert"] = DATABASE_CA_PATH
+    query = f"?{urlencode(params)}" if params else ""
+    return f"postgresql://{quote(role)}:{quote(password, safe='')}@{host}{parts.path or '/postgres'}{query}"

@@ -149,10 +149,12 @@ class Reconciler:
         provisioned = await ensure_tenant(
             instance, tenant.name, model, dim, password, key, tenant.claim, new_password=fresh
         )
+        ca = instance.tls.root_cert
         view = self.view(
             tenant,
             embedding_model=provisioned.embedding_model,
-            credentials_digest=hashlib.sha256(f"{provisioned.dsn}\n{key}".encode()).hexdigest()[:16],
+            credentials_digest=hashlib.sha256(f"{provisioned.dsn}\n{key}\n{ca or ''}".encode()).hexdigest()[:16],
+            database_ca=ca,
         )
         changed: dict[str, Applied] = {}
         children = [

@@ -1,7 +1,10 @@
 """Two real PostgreSQL servers for the operator: the suite's one (labelled test) and a prod one."""
 
+import shutil
+import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import kmock
 import pytest
@@ -12,6 +15,7 @@ from engram.store.embedded import EmbeddedPostgres
 from engram_operator.config import Instance, OperatorConfig
 from tests.operator.emulator import KubeEmulator
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, write_kubeconfig
+from tests.operator.tls_proxy import TLSOnlyProxy
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +27,69 @@ async def prod_dsn():
     await bootstrap_database(dsn, "prod")
     yield dsn
     server.destroy()
+
+
+def _certificates(folder: Path) -> None:
+    """A CA, and a certificate it signed for 127.0.0.1 (ca.crt, server.crt, server.key in ``folder``)."""
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=engram-test-ca",
+    )
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=pg")
+    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.cnf",
+    )
+
+
+@pytest.fixture(scope="session")
+async def tls_server(bootstrapped):
+    """The suite's PostgreSQL (labelled test) reached over TLS only, through a proxy that terminates
+    TLS as PostgreSQL does (the bundled server is built without it): (an admin DSN through it,
+    without TLS parameters; the CA's file; the CA's PEM)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: no certificates for a TLS-only PostgreSQL")
+    certificates = Path(tempfile.mkdtemp(prefix="engram-test-tls-"))
+    _certificates(certificates)
+    backend = urlsplit(bootstrapped)
+    proxy = TLSOnlyProxy((backend.hostname, backend.port), certificates / "server.crt", certificates / "server.key")
+    port = await proxy.start()
+    yield (
+        backend._replace(netloc=f"{backend.username}:{backend.password}@127.0.0.1:{port}").geturl(),
+        (certificates / "ca.crt"),
+        (certificates / "ca.crt").read_text(),
+    )
+    await proxy.close()
+    shutil.rmtree(certificates, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

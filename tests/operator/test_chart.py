@@ -47,6 +47,8 @@ def test_the_operator_runs_once_as_non_root_with_the_admin_dsns_from_secrets():
     assert container["command"] == ["python", "-m", "engram_operator"] and "--all-namespaces" in container["args"]
     env = {e["name"]: e for e in container["env"]}
     assert env["ENGRAM_INSTANCE_1_ADMIN_DSN"]["valueFrom"]["secretKeyRef"] == {"name": "pg-prod-admin", "key": "dsn"}
+    assert env["ENGRAM_INSTANCE_1_ROOT_CERT"]["valueFrom"]["secretKeyRef"] == {"name": "pg-prod-ca", "key": "ca.crt"}
+    assert "ENGRAM_INSTANCE_0_ROOT_CERT" not in env
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
 
 
@@ -56,10 +58,13 @@ def test_the_configmap_is_a_configuration_the_operator_loads(tmp_path, monkeypat
     path.write_text(configmap["data"]["config.yaml"])
     monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
     monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
     config = OperatorConfig.load(path)
     assert config.image == "registry.example/engram:1.2.3"
     assert [(i.name, i.environment) for i in config.instances] == [("pg-test", "test"), ("pg-prod", "prod")]
     assert config.instances[1].tenant_host == "pg-prod.databases.svc:5432"
+    assert config.instances[1].tls.mode == "verify-full" and config.instances[1].tls.root_cert.startswith("-----BEGIN")
+    assert config.instances[0].tls.mode is None and config.instances[0].tls.root_cert is None
     assert config.instances[0].admin_dsn.get_secret_value().endswith("pg-test:5432/engram")
 
 

@@ -1,15 +1,19 @@
 """Every object the operator builds validates against the Kubernetes schemas, offline and strictly."""
 
+import dataclasses
+
 import kubernetes_validate
 import pytest
 
 from engram_operator.manifests import (
+    DATABASE_CA_PATH,
     TenantView,
     render_cronjob,
     render_deployment,
     render_network_policy,
     render_secret,
     render_service,
+    secret_values,
 )
 
 K8S_VERSION = "1.33"
@@ -57,3 +61,27 @@ def test_the_cronjob_runs_forgetting_and_consolidation_on_the_spec_schedule():
     assert spec["schedule"] == "0 4 * * *" and spec["concurrencyPolicy"] == "Forbid"
     command = spec["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[-1] == "engram forget --tenant support-bot && engram consolidate --tenant support-bot"
+
+
+def test_a_database_ca_is_in_the_secret_and_mounted_where_the_dsn_names_it():
+    ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    view = dataclasses.replace(VIEW, database_ca=ca)
+    secret = secret_values(render_secret(view, "postgresql://r:p@pg/engram?sslrootcert=x", "ek.k"))
+    assert secret["ca.crt"] == ca
+    for built in (render_deployment(view), render_cronjob(view)):
+        kubernetes_validate.validate(built, K8S_VERSION, strict=True)
+        pod = (
+            built["spec"]["template"]["spec"]
+            if built["kind"] == "Deployment"
+            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
+        )
+        [volume] = [v for v in pod["volumes"] if v["name"] == "database-ca"]
+        assert volume["secret"] == {
+            "secretName": view.secret_name,
+            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+            "defaultMode": 0o444,
+        }
+        [mount] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "database-ca"]
+        assert f"{mount['mountPath']}/ca.crt" == DATABASE_CA_PATH and mount["readOnly"]
+    without = render_deployment(VIEW)["spec"]["template"]["spec"]
+    assert [v["name"] for v in without["volumes"]] == ["tmp"] and "ca.crt" not in secret_values(BUILT["secret"])

@@ -5,6 +5,7 @@ the rest, as it would in a cluster."""
 import asyncio
 import re
 import uuid
+from urllib.parse import parse_qsl, urlsplit
 
 import asyncpg
 import httpx2
@@ -16,7 +17,7 @@ from engram.domain.models import NewMemory
 from engram.runtime import engram_session
 from engram.settings import Settings
 from engram_operator.config import Instance, OperatorConfig
-from engram_operator.manifests import secret_values
+from engram_operator.manifests import DATABASE_CA_PATH, secret_values
 from tests.conftest import ServerThread, free_port
 from tests.operator.harness import Cluster, OperatorThread, catalog_footprint, eventually
 
@@ -341,3 +342,26 @@ async def test_tenants_created_at_once_then_a_restart_fail_nothing_and_write_not
     assert {k: (before[k], after.get(k)) for k in before if after.get(k) != before[k]} == {}
     failures = {t: sorted(cluster.reasons("agents", t) & {"Retrying", "Refused"}) for t in tenants}
     assert {t: r for t, r in failures.items() if r} == {}
+
+
+async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_verify_with(
+    emulator, cluster, tls_server
+):
+    admin_dsn, ca_file, ca_pem = tls_server
+    tls = Instance(
+        name="pg-tls",
+        environment="test",
+        adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
+        tls={"rootCert": ca_pem},
+    )
+    async with OperatorThread(OperatorConfig(image="engram:test", instances=[tls])):
+        tenant = name()
+        await cluster.apply_tenant("agents", tenant, {"environment": "test"})
+        await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("status") == "True")
+    secret = credentials(cluster, "agents", tenant)
+    assert secret["ca.crt"] == ca_pem
+    assert dict(parse_qsl(urlsplit(secret["dsn"]).query)) == {"sslmode": "verify-full", "sslrootcert": DATABASE_CA_PATH}
+    pod = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")["spec"]["template"]["spec"]
+    assert [v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "database-ca"] == [
+        f"engram-{tenant}-credentials"
+    ]

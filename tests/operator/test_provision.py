@@ -3,6 +3,7 @@
 import asyncio
 import secrets
 import uuid
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import asyncpg
 import pytest
@@ -12,11 +13,13 @@ from engram.domain.search import SearchRequest
 from engram.runtime import engram_session
 from engram.settings import Settings
 from engram_operator.config import Instance
+from engram_operator.manifests import DATABASE_CA_PATH
 from engram_operator.placement import PlacementError
-from engram_operator.provision import drop_tenant, ensure_tenant, retire_tenant, role_name
+from engram_operator.provision import drop_tenant, ensure_tenant, retire_tenant, role_name, tenant_dsn
 from tests.operator.harness import catalog_footprint
 
 MODEL, DIM = "use-multilingual-v3", 512
+CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 
 def name() -> str:
@@ -213,3 +216,58 @@ async def test_one_tenant_reconciled_by_five_at_once_is_provisioned_once(test_in
     finally:
         await admin.close()
     assert (valid, registered) == (1, 1)
+
+
+def test_a_tenant_dsn_keeps_the_admin_dsns_connection_parameters_but_not_its_files():
+    admin = "postgresql://admin:pw@db.internal:6432/app?sslmode=verify-full&sslrootcert=/etc/ca.crt&connect_timeout=5"
+    plain = Instance(name="pg", environment="test", adminDsn=admin)
+    dsn = urlsplit(tenant_dsn(plain, "engram_t_a", "p@ss/word"))
+    assert (dsn.hostname, dsn.port, dsn.path, dsn.username) == ("db.internal", 6432, "/app", "engram_t_a")
+    assert dict(parse_qsl(dsn.query)) == {"sslmode": "verify-full", "connect_timeout": "5"}
+    with_ca = Instance(
+        name="pg",
+        environment="test",
+        adminDsn=admin,
+        tenantHost="db.svc:5432",
+        tls={"mode": "verify-ca", "rootCert": CA},
+    )
+    dsn = urlsplit(tenant_dsn(with_ca, "engram_t_a", "pw"))
+    assert (dsn.hostname, dsn.port) == ("db.svc", 5432)
+    assert dict(parse_qsl(dsn.query)) == {
+        "sslmode": "verify-ca",
+        "sslrootcert": DATABASE_CA_PATH,
+        "connect_timeout": "5",
+    }
+
+
+def test_a_socket_admin_dsn_needs_a_tenant_host():
+    socket = Instance(name="pg", environment="test", adminDsn="postgresql:///app?host=/var/run/postgresql")
+    with pytest.raises(PlacementError, match="tenantHost"):
+        tenant_dsn(socket, "engram_t_a", "pw")
+    routed = socket.model_copy(update={"tenant_host": "pg.databases.svc:5432"})
+    assert urlsplit(tenant_dsn(routed, "engram_t_a", "pw")).query == ""
+
+
+async def test_tenants_of_a_tls_only_server_connect_with_a_verified_certificate(tls_server):
+    admin_dsn, ca_file, ca_pem = tls_server
+    instance = Instance(
+        name="pg-tls",
+        environment="test",
+        adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
+        tls={"rootCert": ca_pem},
+    )
+    provisioned = await provision(instance, name())
+    dsn = urlsplit(provisioned.dsn)
+    assert dict(parse_qsl(dsn.query)) == {"sslmode": "verify-full", "sslrootcert": DATABASE_CA_PATH}
+    # The pod's view: the CA is mounted at DATABASE_CA_PATH; here it is the same file elsewhere.
+    local = dsn._replace(query=urlencode({"sslmode": "verify-full", "sslrootcert": str(ca_file)})).geturl()
+    conn = await asyncpg.connect(local)
+    try:
+        tls = conn._transport.get_extra_info("ssl_object")  # the client's side: verified against the CA
+        assert tls is not None and tls.version().startswith("TLS")
+        assert await conn.fetchval("SELECT current_user") == provisioned.role
+    finally:
+        await conn.close()
+    # What tenants got before: the same DSN without its TLS parameters, refused by the server.
+    with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
+        await asyncpg.connect(dsn._replace(query="sslmode=disable").geturl())

@@ -32,6 +32,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "ENGRAM_INSTANCE_%d_ADMIN_DSN" . -}}
 {{- end -}}
 
+{{- define "engram.rootCertVariable" -}}
+{{- printf "ENGRAM_INSTANCE_%d_ROOT_CERT" . -}}
+{{- end -}}
+
 {{/* What the operator does, and no more (checked against its calls in tests/operator/test_rbac.py). */}}
 {{- define "engram.rules" -}}
 - apiGroups: [memory.engram.dev]
