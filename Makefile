@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& echo $$p && break; done)
 
-.PHONY: install run test browser e2e lint format bench eval clean
+.PHONY: install run test browser e2e lint format bench eval mutants clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
@@ -47,6 +47,10 @@ lint: install
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+## mutants: one-line breakages of the operator's promises (tests/mutants.py); each must fail a test
+mutants: install
+	$(BIN)/python -m tests.mutants
 
 ## bench: write throughput; search latency at 10k, 100k and 1M memories and across 1,000 tenants,
 ## beside the MCP reference memory server (prints figures; the 1M step takes about an hour)

@@ -85,3 +85,45 @@ def test_a_database_ca_is_in_the_secret_and_mounted_where_the_dsn_names_it():
         assert f"{mount['mountPath']}/ca.crt" == DATABASE_CA_PATH and mount["readOnly"]
     without = render_deployment(VIEW)["spec"]["template"]["spec"]
     assert [v["name"] for v in without["volumes"]] == ["tmp"] and "ca.crt" not in secret_values(BUILT["secret"])
+
+
+def pods() -> dict[str, dict]:
+    return {
+        "deployment": BUILT["deployment"]["spec"]["template"]["spec"],
+        "cronjob": BUILT["cronjob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+    }
+
+
+@pytest.mark.parametrize("kind", ["deployment", "cronjob"])
+def test_tenant_pods_run_hardened(kind):
+    pod = pods()[kind]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "fsGroup": 10001,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    [container] = pod["containers"]
+    assert container["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 10001,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def test_the_network_policy_admits_only_the_tenants_namespace_on_the_service_port():
+    spec = BUILT["networkpolicy"]["spec"]
+    assert spec["podSelector"] == {"matchLabels": VIEW.selector} and spec["policyTypes"] == ["Ingress"]
+    assert spec["ingress"] == [{"from": [{"podSelector": {}}], "ports": [{"port": 8080, "protocol": "TCP"}]}]
+
+
+def test_new_credentials_change_the_pod_template_so_the_pods_roll():
+    def digest_of(view: TenantView) -> str:
+        return render_deployment(view)["spec"]["template"]["metadata"]["annotations"][
+            "memory.engram.dev/credentials-digest"
+        ]
+
+    old, new = (dataclasses.replace(VIEW, credentials_digest=d) for d in ("1f2e3d", "4c5b6a"))
+    assert digest_of(old) == "1f2e3d" and digest_of(new) == "4c5b6a"

@@ -365,3 +365,18 @@ async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_ve
     assert [v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "database-ca"] == [
         f"engram-{tenant}-credentials"
     ]
+
+
+async def test_a_new_embedding_model_waits_for_a_reindex_and_says_so(operator, cluster):
+    # The vectors stay those of the model they were made with: the pods keep it, and the tenant
+    # says what to run, until `engram reindex` switches the stored model.
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    spec = {"embedding": {"model": "multilingual-e5-small"}}
+    await cluster.patch("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant, {"spec": spec})
+    await eventually(lambda: "EmbeddingModelChangePending" in cluster.reasons("agents", tenant))
+    provisioned = condition(cluster.tenant("agents", tenant), "Provisioned")
+    assert f"engram reindex --tenant {tenant} --model multilingual-e5-small" in provisioned["message"]
+    deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["ENGRAM_EMBEDDING_MODEL"] == "use-multilingual-v3"

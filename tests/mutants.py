@@ -1,0 +1,182 @@
+"""`make mutants`: one-line breakages of promises the operator makes, each applied in turn; the
+tests named beside it must fail. Prints each mutant as killed or SURVIVED and exits 1 if any
+survived. A mutant whose text is no longer in the code is reported (the code moved on), not run.
+
+    python -m tests.mutants [--only SUBSTRING]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OPERATOR = "operator/engram_operator"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    what: str
+    path: str
+    before: str
+    after: str
+    tests: tuple[str, ...]  # pytest's arguments: files, -k expressions
+
+
+MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcile.py", f"{OPERATOR}/status.py"
+PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
+UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
+OPERATOR_TESTS = "tests/operator/test_operator.py"
+PROVISION_TESTS = "tests/operator/test_provision.py"
+MUTANTS = [
+    Mutant(
+        "NetworkPolicy ingress open to every pod of every namespace",
+        MANIFESTS,
+        '"ingress": [{"from": [{"podSelector": {}}],',
+        '"ingress": [{"from": [{"namespaceSelector": {}}],',
+        UNIT,
+    ),
+    Mutant(
+        "tenant container keeps its capabilities",
+        MANIFESTS,
+        '"capabilities": {"drop": ["ALL"]},',
+        '"capabilities": {"drop": []},',
+        UNIT,
+    ),
+    Mutant(
+        "tenant container may escalate privileges",
+        MANIFESTS,
+        '"allowPrivilegeEscalation": False,',
+        '"allowPrivilegeEscalation": True,',
+        UNIT,
+    ),
+    Mutant(
+        "no seccomp profile",
+        MANIFESTS,
+        '"seccompProfile": {"type": "RuntimeDefault"}',
+        '"seccompProfile": {"type": "Unconfined"}',
+        UNIT,
+    ),
+    Mutant(
+        "service account token mounted",
+        MANIFESTS,
+        '"automountServiceAccountToken": False,',
+        '"automountServiceAccountToken": True,',
+        UNIT,
+    ),
+    Mutant(
+        "pods never roll on new credentials (constant digest)",
+        MANIFESTS,
+        '"memory.engram.dev/credentials-digest": t.credentials_digest,',
+        '"memory.engram.dev/credentials-digest": "0",',
+        UNIT,
+    ),
+    Mutant(
+        "constant backoff",
+        HANDLERS,
+        "return bound * (0.5 + 0.5 * draw())",
+        "return 5.0",
+        UNIT,
+    ),
+    Mutant(
+        "backoff without jitter",
+        HANDLERS,
+        "return bound * (0.5 + 0.5 * draw())",
+        "return bound",
+        UNIT,
+    ),
+    Mutant(
+        "no Degraded for partially available replicas",
+        STATUS,
+        'return Check(True, "PartiallyAvailable", counted), Check(True, "ReplicasUnavailable", counted)',
+        'return Check(True, "PartiallyAvailable", counted), healthy',
+        UNIT,
+    ),
+    Mutant(
+        "no Suspended phase",
+        STATUS,
+        'return "Suspended", ready["message"]',
+        'return "Provisioning", ready["message"]',
+        UNIT,
+    ),
+    Mutant(
+        "embedding-model change not reported as pending",
+        RECONCILE,
+        "if provisioned.embedding_model != model:",
+        "if False:",
+        (OPERATOR_TESTS, "-k", "new_embedding_model"),
+    ),
+    Mutant(
+        "the Deployment takes the spec's model instead of the stored one",
+        RECONCILE,
+        "embedding_model=provisioned.embedding_model,",
+        "embedding_model=model,",
+        (OPERATOR_TESTS, "-k", "new_embedding_model"),
+    ),
+    Mutant(
+        "no per-tenant lock in the database",
+        PROVISION,
+        'await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))',
+        "pass",
+        (PROVISION_TESTS, "-k", "five_at_once"),
+    ),
+    Mutant(
+        "shared catalog rows written without taking turns",
+        PROVISION,
+        'await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", _SHARED_CATALOG_LOCK)',
+        "return",
+        (PROVISION_TESTS, "-k", "fifty"),
+    ),
+    Mutant(
+        "tenant DSN drops the admin DSN's parameters",
+        PROVISION,
+        "params = {k: v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _OPERATOR_LOCAL}",
+        "params: dict[str, str] = {}",
+        (PROVISION_TESTS, "-k", "dsn or tls"),
+    ),
+    Mutant(
+        "the database CA is not given to the pods",
+        RECONCILE,
+        "database_ca=ca,",
+        "database_ca=None,",
+        (OPERATOR_TESTS, "-k", "tls_instance"),
+    ),
+]
+
+
+def run(mutant: Mutant) -> str:
+    path = ROOT / mutant.path
+    original = path.read_text()
+    if original.count(mutant.before) != 1:
+        return "MISSING (the code changed: update tests/mutants.py)"
+    path.write_text(original.replace(mutant.before, mutant.after))
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        path.write_text(original)
+    return "killed" if result.returncode != 0 else "SURVIVED"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run the mutants whose description holds this")
+    chosen = [m for m in MUTANTS if parser.parse_args().only in m.what]
+    outcomes = {}
+    for mutant in chosen:
+        outcomes[mutant.what] = run(mutant)
+        print(f"{outcomes[mutant.what]:>9}  {mutant.what}", flush=True)
+    survivors = [what for what, outcome in outcomes.items() if outcome != "killed"]
+    print(f"\n{len(chosen) - len(survivors)} of {len(chosen)} killed")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
