@@ -138,6 +138,20 @@ MUTANTS = [
         (PROVISION_TESTS, "-k", "dsn or tls"),
     ),
     Mutant(
+        "the operator ignores the environment policy",
+        RECONCILE,
+        "if policy is not None and environment not in policy.allowed(tenant.namespace):",
+        "if False:",
+        (OPERATOR_TESTS, "-k", "policy"),
+    ),
+    Mutant(
+        "the admission policy admits every environment",
+        "charts/engram/templates/admission.yaml",
+        '- expression: "object.spec.environment in variables.allowed"',
+        '- expression: "true"',
+        ("tests/operator/test_chart.py", "-k", "environment_policy"),
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

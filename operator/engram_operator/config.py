@@ -6,6 +6,9 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
     imagePullPolicy: IfNotPresent
     driftIntervalSeconds: 60            # how often children and schemas are re-checked and repaired
     publicUrlTemplate: "http://{service}.{namespace}.svc:8080"   # base of each tenant's MCP URL
+    environmentPolicy:                  # which environments a namespace's tenants may ask for
+      namespaces: {agents: [prod, test], agents-dev: [test]}
+      default: []                       # every other namespace (unset policy: any namespace, any)
     instances:
       - name: pg-test
         environment: test
@@ -29,6 +32,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+Environment = Literal["test", "prod"]
 SslMode = Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
 
@@ -45,10 +49,24 @@ class Instance(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 
     name: str = Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-    environment: Literal["test", "prod"]
+    environment: Environment
     admin_dsn: SecretStr = Field(alias="adminDsn")
     tenant_host: str | None = Field(None, alias="tenantHost")
     tls: TenantTLS = TenantTLS()
+
+
+class EnvironmentPolicy(BaseModel):
+    """Which environments the MemoryTenants of a namespace may ask for. The chart enforces the same
+    at the API server with a ValidatingAdmissionPolicy; the operator checks it again, so a tenant
+    created while the policy was absent, or changed since, is refused before anything is made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespaces: dict[str, list[Environment]] = {}
+    default: list[Environment] = []  # for the namespaces not named
+
+    def allowed(self, namespace: str) -> list[Environment]:
+        return self.namespaces.get(namespace, self.default)
 
 
 class OperatorConfig(BaseModel):
@@ -59,6 +77,7 @@ class OperatorConfig(BaseModel):
     instances: list[Instance] = Field(min_length=1)
     public_url_template: str = Field("http://{service}.{namespace}.svc:8080", alias="publicUrlTemplate")
     drift_interval_seconds: float = Field(60, gt=0, alias="driftIntervalSeconds")
+    environment_policy: EnvironmentPolicy | None = Field(None, alias="environmentPolicy")  # None: no restriction
 
     @model_validator(mode="after")
     def _unique_names(self) -> OperatorConfig:

@@ -29,7 +29,7 @@ from engram_operator.manifests import (
     render_service,
     secret_values,
 )
-from engram_operator.placement import place
+from engram_operator.placement import PlacementError, place
 from engram_operator.provision import Provisioned, drop_tenant, ensure_tenant, retire_tenant
 from engram_operator.status import Check, deployment_readiness, merge_conditions, phase_of
 
@@ -118,11 +118,19 @@ class Reconciler:
 
     def instance_of(self, tenant: Tenant) -> Instance:
         """The instance the tenant lives on, or goes to: one of its own environment, never moved."""
+        environment = tenant.spec.get("environment", "")
+        policy = self.config.environment_policy
+        if policy is not None and environment not in policy.allowed(tenant.namespace):
+            allowed = " or ".join(policy.allowed(tenant.namespace)) or "no environment"
+            raise PlacementError(
+                f"namespace {tenant.namespace!r} may not ask for the {environment} environment "
+                f"(the operator's environmentPolicy allows it {allowed}): refused"
+            )
         placed = tenant.status.get("instance")
         requested = (tenant.spec.get("database") or {}).get("instance")
         if placed and requested and requested != placed:
             raise InvalidSpec(f"the tenant lives on {placed!r}; moving it to {requested!r} is not supported")
-        return place(tenant.spec.get("environment", ""), requested or placed, self.config.instances)
+        return place(environment, requested or placed, self.config.instances)
 
     def view(self, tenant: Tenant, **extra: Any) -> TenantView:
         child = f"engram-{tenant.name}"

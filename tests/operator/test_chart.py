@@ -1,6 +1,7 @@
 """The Helm chart lints, renders objects that validate strictly against the Kubernetes schemas,
 checks its values against values.schema.json, and hands the operator a configuration it loads."""
 
+import celpy
 import helm_python as helm
 import kubernetes_validate
 import pytest
@@ -107,3 +108,53 @@ def test_values_are_checked_by_the_schema(values):
 def test_no_instances_is_a_clear_error():
     with pytest.raises(helm.HelmError, match="set at least one database instance"):
         render({"instances": []})
+
+
+POLICY = {"namespaces": {"agents": ["prod", "test"], "agents-dev": ["test"]}, "default": [], "admission": True}
+
+
+def admission_verdict(policy: dict, namespace: str, environment: str) -> tuple[bool, str]:
+    """The ValidatingAdmissionPolicy's verdict on a MemoryTenant, its CEL evaluated as the API
+    server would (cel-python): (allowed, message)."""
+    cel = celpy.Environment()
+    tenant = {"metadata": {"name": "bot", "namespace": namespace}, "spec": {"environment": environment}}
+    bindings: dict = {"object": celpy.json_to_cel(tenant)}
+    for variable in policy["spec"]["variables"]:
+        value = cel.program(cel.compile(variable["expression"])).evaluate(bindings)
+        bindings["variables"] = celpy.json_to_cel({variable["name"]: value})
+    [rule] = policy["spec"]["validations"]
+    allowed = bool(cel.program(cel.compile(rule["expression"])).evaluate(bindings))
+    return allowed, str(cel.program(cel.compile(rule["messageExpression"])).evaluate(bindings))
+
+
+def test_the_environment_policy_is_enforced_at_the_api_server_as_the_operator_enforces_it(tmp_path, monkeypatch):
+    objects = render({"environmentPolicy": POLICY})
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.33", strict=True)
+    [policy] = by_kind(objects, "ValidatingAdmissionPolicy")
+    [binding] = by_kind(objects, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"] == {"policyName": policy["metadata"]["name"], "validationActions": ["Deny"]}
+    assert policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE", "UPDATE"]
+    [configmap] = by_kind(objects, "ConfigMap")
+    path = tmp_path / "config.yaml"
+    path.write_text(configmap["data"]["config.yaml"])
+    monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    operator_policy = OperatorConfig.load(path).environment_policy
+    assert operator_policy is not None
+    for namespace in ("agents", "agents-dev", "elsewhere"):
+        for environment in ("test", "prod"):
+            allowed, message = admission_verdict(policy, namespace, environment)
+            assert allowed == (environment in operator_policy.allowed(namespace)), (namespace, environment)
+            assert (
+                message
+                == f"namespace {namespace} may not ask for the {environment} environment (engram's environmentPolicy)"
+            )
+    assert admission_verdict(policy, "agents-dev", "prod")[0] is False
+
+
+def test_without_a_policy_or_admission_no_admission_objects_are_rendered():
+    assert not [o for o in render() if o["kind"].startswith("ValidatingAdmission")]
+    quiet = render({"environmentPolicy": {**POLICY, "admission": False}})
+    assert not [o for o in quiet if o["kind"].startswith("ValidatingAdmission")]

@@ -380,3 +380,18 @@ async def test_a_new_embedding_model_waits_for_a_reindex_and_says_so(operator, c
     deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
     env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["ENGRAM_EMBEDDING_MODEL"] == "use-multilingual-v3"
+
+
+async def test_a_namespace_asking_for_an_environment_the_policy_does_not_give_it_is_refused(
+    emulator, cluster, test_instance, prod_instance
+):
+    policy = {"namespaces": {"agents": ["test"]}, "default": []}
+    config = OperatorConfig(image="engram:test", instances=[test_instance, prod_instance], environmentPolicy=policy)
+    async with OperatorThread(config):
+        prod, elsewhere, allowed = name(), name(), name()
+        await cluster.apply_tenant("agents", prod, {"environment": "prod"})
+        await refused(cluster, "agents", prod, "namespace 'agents' may not ask for the prod environment")
+        await cluster.apply_tenant("team-b", elsewhere, {"environment": "test"})
+        await refused(cluster, "team-b", elsewhere, "allows it no environment")
+        await cluster.apply_tenant("agents", allowed, {"environment": "test"})
+        await eventually(lambda: condition(cluster.tenant("agents", allowed), "Provisioned").get("status") == "True")
