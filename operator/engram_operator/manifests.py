@@ -83,6 +83,16 @@ def secret_values(secret: dict[str, Any]) -> dict[str, str]:
     return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
 
 
+DEFAULT_POOL_SIZE = 5
+# A lifecycle run not started within this long of its time is skipped; one running longer is stopped.
+LIFECYCLE_DEADLINE_SECONDS = 3600
+
+
+def pool_size(spec: dict[str, Any]) -> int:
+    """Connections each of the tenant's pods keeps at most (spec.database.poolSize)."""
+    return int((spec.get("database") or {}).get("poolSize", DEFAULT_POOL_SIZE))
+
+
 def _env(t: TenantView) -> list[dict[str, Any]]:
     hosts = [
         f"{t.child_name}:*",
@@ -102,6 +112,8 @@ def _env(t: TenantView) -> list[dict[str, Any]]:
         {"name": "ENGRAM_PUBLIC_URL", "value": t.base_url},
         {"name": "ENGRAM_ALLOWED_HOSTS", "value": json.dumps(hosts)},
         {"name": "ENGRAM_STATE_DIR", "value": "/tmp/engram"},
+        {"name": "ENGRAM_POOL_MIN_SIZE", "value": "1"},
+        {"name": "ENGRAM_POOL_MAX_SIZE", "value": str(pool_size(t.spec))},
     ]
     if t.embedding_model:
         env.append({"name": "ENGRAM_EMBEDDING_MODEL", "value": t.embedding_model})
@@ -203,10 +215,24 @@ def render_deployment(t: TenantView) -> dict[str, Any]:
                         "prometheus.io/path": "/metrics",
                     },
                 },
-                "spec": _pod_spec(t, container, "Always"),
+                "spec": _pod_spec(t, container, "Always") | _spread(t),
             },
         },
     }
+
+
+def _spread(t: TenantView) -> dict[str, Any]:
+    """More than one replica: spread over nodes where the scheduler can, so one node's loss does
+    not take the tenant down."""
+    if t.spec.get("replicas", 1) <= 1:
+        return {}
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": t.selector},
+    }
+    return {"topologySpreadConstraints": [constraint]}
 
 
 def render_service(t: TenantView) -> dict[str, Any]:
@@ -226,7 +252,14 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
     container = _container(t, [])
     container.pop("args")
     container["command"] = ["sh", "-c", f"engram forget --tenant {t.name} && engram consolidate --tenant {t.name}"]
-    schedule = t.spec.get("forgetting", {}).get("schedule", "17 3 * * 0")
+    forgetting = t.spec.get("forgetting", {})
+    # Requests and limits, so a namespace's ResourceQuota admits the job instead of silently
+    # stopping forgetting; deadlines, so a stuck run neither blocks the next ones nor lingers.
+    container["resources"] = forgetting.get("resources") or {
+        "requests": {"cpu": "50m", "memory": "512Mi"},
+        "limits": {"memory": "1Gi"},
+    }
+    schedule = forgetting.get("schedule", "17 3 * * 0")
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
@@ -234,11 +267,14 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
         "spec": {
             "schedule": schedule,
             "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": LIFECYCLE_DEADLINE_SECONDS,
             "successfulJobsHistoryLimit": 1,
             "failedJobsHistoryLimit": 3,
             "jobTemplate": {
                 "spec": {
                     "backoffLimit": 2,
+                    "activeDeadlineSeconds": LIFECYCLE_DEADLINE_SECONDS,
+                    "ttlSecondsAfterFinished": 86400,
                     "template": {"metadata": {"labels": t.labels}, "spec": _pod_spec(t, container, "OnFailure")},
                 }
             },

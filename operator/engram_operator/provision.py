@@ -107,11 +107,14 @@ async def ensure_tenant(
     claim: str,
     *,
     new_password: bool = True,
+    connection_limit: int = -1,
 ) -> Provisioned:
     """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials.
     ``claim`` names the owner (a MemoryTenant's namespace/name): a name held by another is refused.
     With ``new_password`` false the role keeps the password it has (the one the caller knows), so a
-    periodic repair does not rewrite the catalog; it is still set if the role has to be fixed."""
+    periodic repair does not rewrite the catalog; it is still set if the role has to be fixed.
+    ``connection_limit`` caps the role's sessions (-1: no cap), so no tenant can take the server's
+    every connection."""
     schema, role = schema_name(tenant), role_name(tenant)
 
     async def provision(conn: asyncpg.Connection) -> str:
@@ -120,7 +123,7 @@ async def ensure_tenant(
         async with conn.transaction():
             # Two reconciliations of one tenant (a restart, a second operator) take turns.
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))
-            registered = await _ensure_role_and_schema(conn, tenant, claim, password, new_password)
+            registered = await _ensure_role_and_schema(conn, tenant, claim, password, new_password, connection_limit)
             await conn.execute(f'SET LOCAL ROLE "{role}"')  # everything below is owned by the tenant role
             await migrate_schema(conn, f'"{schema}"', "tenant", dim)
             meta = await tenant_meta.read_meta(conn, f'"{schema}"')
@@ -181,13 +184,13 @@ async def _grant_control_reading(conn: asyncpg.Connection, role: str) -> None:
 
 
 async def _ensure_role_and_schema(
-    conn: asyncpg.Connection, tenant: str, claim: str, password: str, new_password: bool
+    conn: asyncpg.Connection, tenant: str, claim: str, password: str, new_password: bool, connection_limit: int
 ) -> bool:
     """Create or repair the role and its schema; returns whether the tenant was registered already."""
     schema, role = schema_name(tenant), role_name(tenant)
     registered = await _holds(conn, tenant, claim)
     attributes = await conn.fetchrow(
-        """SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolinherit
+        """SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolinherit, rolconnlimit
            FROM pg_catalog.pg_roles WHERE rolname = $1""",
         role,
     )
@@ -196,13 +199,16 @@ async def _ensure_role_and_schema(
     )
     if not registered and (attributes is not None or schema_exists):
         raise PlacementError(f"role {role} or schema {schema} exists but engram did not create it: refusing to adopt")
-    if attributes is None or new_password or tuple(attributes) != _ROLE_AS_WANTED:
+    limit = int(connection_limit)
+    if attributes is None or new_password or tuple(attributes)[:5] != _ROLE_AS_WANTED:
         verb = "CREATE" if attributes is None else "ALTER"
-        options = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
+        options = f"LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT CONNECTION LIMIT {limit}"
         statement = await conn.fetchval(
             f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
         )
         await conn.execute(statement)
+    elif attributes["rolconnlimit"] != limit:  # the password stays: the pods know it
+        await conn.execute(f'ALTER ROLE "{role}" CONNECTION LIMIT {limit}')
     if not await conn.fetchval("SELECT pg_has_role(current_user, $1, 'MEMBER')", role):
         await conn.execute(f'GRANT "{role}" TO CURRENT_USER')  # lets a non-superuser admin act as the role
     if not schema_exists:

@@ -22,6 +22,7 @@ from engram_operator.config import Instance, OperatorConfig
 from engram_operator.kube import Applied, Kube
 from engram_operator.manifests import (
     TenantView,
+    pool_size,
     render_cronjob,
     render_deployment,
     render_network_policy,
@@ -84,6 +85,15 @@ class Outcome:
         p = self.provisioned
         message = f"schema {p.schema} on instance {p.instance}, role {p.role}"
         return Check(True, "SchemaReady", f"{message}; {self.model_pending}" if self.model_pending else message)
+
+
+def connection_limit(spec: dict[str, Any]) -> int:
+    """The tenant role's CONNECTION LIMIT: as the spec says, or room for every replica's pool, the
+    lifecycle job's and a migration's."""
+    database = spec.get("database") or {}
+    if "connectionLimit" in database:
+        return int(database["connectionLimit"])
+    return (int(spec.get("replicas", 1)) + 1) * pool_size(spec) + 2
 
 
 def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
@@ -155,7 +165,15 @@ class Reconciler:
         secret = await self.kube.get("v1", "Secret", tenant.namespace, bare.secret_name)
         password, fresh, key = _credentials(tenant.name, secret)
         provisioned = await ensure_tenant(
-            instance, tenant.name, model, dim, password, key, tenant.claim, new_password=fresh
+            instance,
+            tenant.name,
+            model,
+            dim,
+            password,
+            key,
+            tenant.claim,
+            new_password=fresh,
+            connection_limit=connection_limit(tenant.spec),
         )
         ca = instance.tls.root_cert
         view = self.view(

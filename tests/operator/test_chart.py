@@ -158,3 +158,7 @@ def test_without_a_policy_or_admission_no_admission_objects_are_rendered():
     assert not [o for o in render() if o["kind"].startswith("ValidatingAdmission")]
     quiet = render({"environmentPolicy": {**POLICY, "admission": False}})
     assert not [o for o in quiet if o["kind"].startswith("ValidatingAdmission")]
+
+
+def test_the_chart_takes_a_parent_charts_global_values():
+    assert by_kind(render({"global": {"imageRegistry": "registry.example"}}), "Deployment")

@@ -127,3 +127,43 @@ def test_new_credentials_change_the_pod_template_so_the_pods_roll():
 
     old, new = (dataclasses.replace(VIEW, credentials_digest=d) for d in ("1f2e3d", "4c5b6a"))
     assert digest_of(old) == "1f2e3d" and digest_of(new) == "4c5b6a"
+
+
+def test_each_pod_keeps_the_pool_the_spec_gives_and_the_role_has_room_for_them_all():
+    from engram_operator.reconcile import connection_limit
+
+    for built in (render_deployment(VIEW), render_cronjob(VIEW)):
+        pod = (
+            built["spec"]["template"]["spec"]
+            if built["kind"] == "Deployment"
+            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
+        )
+        env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+        assert env["ENGRAM_POOL_MAX_SIZE"] == "5"
+    sized = dataclasses.replace(VIEW, spec={**SPEC, "database": {"poolSize": 3}})
+    env = {
+        e["name"]: e.get("value") for e in render_deployment(sized)["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["ENGRAM_POOL_MAX_SIZE"] == "3"
+    assert connection_limit({"replicas": 2}) == (2 + 1) * 5 + 2
+    assert connection_limit({"replicas": 4, "database": {"poolSize": 3}}) == (4 + 1) * 3 + 2
+    assert connection_limit({"database": {"connectionLimit": 40}}) == 40
+
+
+def test_the_lifecycle_job_has_resources_and_deadlines():
+    spec = BUILT["cronjob"]["spec"]
+    job = spec["jobTemplate"]["spec"]
+    [container] = job["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+    assert spec["startingDeadlineSeconds"] == job["activeDeadlineSeconds"] == 3600
+    assert job["ttlSecondsAfterFinished"] > 0
+    sized = dataclasses.replace(VIEW, spec={**SPEC, "forgetting": {"resources": {"limits": {"memory": "2Gi"}}}})
+    sized_container = render_cronjob(sized)["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    assert sized_container["resources"] == {"limits": {"memory": "2Gi"}}
+
+
+def test_replicas_are_spread_over_nodes_only_when_there_are_several():
+    [spread] = BUILT["deployment"]["spec"]["template"]["spec"]["topologySpreadConstraints"]  # SPEC: 2 replicas
+    assert spread["topologyKey"] == "kubernetes.io/hostname" and spread["labelSelector"]["matchLabels"] == VIEW.selector
+    single = dataclasses.replace(VIEW, spec={**SPEC, "replicas": 1})
+    assert "topologySpreadConstraints" not in render_deployment(single)["spec"]["template"]["spec"]

@@ -271,3 +271,27 @@ async def test_tenants_of_a_tls_only_server_connect_with_a_verified_certificate(
     # What tenants got before: the same DSN without its TLS parameters, refused by the server.
     with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
         await asyncpg.connect(dsn._replace(query="sslmode=disable").geturl())
+
+
+async def test_a_tenant_role_holds_at_most_its_connection_limit(test_instance):
+    tenant, password = name(), secrets.token_urlsafe(16)
+    args = (test_instance, tenant, MODEL, DIM, password, f"ek.{tenant}.k", claim(tenant))
+    provisioned = await ensure_tenant(*args, connection_limit=2)
+    held = [await asyncpg.connect(provisioned.dsn) for _ in range(2)]
+    try:
+        with pytest.raises(asyncpg.TooManyConnectionsError):
+            await asyncpg.connect(provisioned.dsn)
+    finally:
+        for conn in held:
+            await conn.close()
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        limit = "SELECT rolconnlimit FROM pg_catalog.pg_roles WHERE rolname = $1"
+        await ensure_tenant(*args, new_password=False, connection_limit=12)  # more replicas: raised in place
+        assert await admin.fetchval(limit, provisioned.role) == 12
+        before = await catalog_footprint(admin, [tenant])
+        await ensure_tenant(*args, new_password=False, connection_limit=12)
+        assert await catalog_footprint(admin, [tenant]) == before
+    finally:
+        await admin.close()
+    (await asyncpg.connect(provisioned.dsn)).terminate()  # the password was left as it was
