@@ -187,6 +187,13 @@ MUTANTS = [
         UNIT,
     ),
     Mutant(
+        "a litellm embedding model gets no API base or key",
+        MANIFESTS,
+        'env += _api_env("ENGRAM_EMBEDDING_API_BASE", "ENGRAM_EMBEDDING_API_KEY", embedding)',
+        "pass",
+        UNIT,
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

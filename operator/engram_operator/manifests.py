@@ -117,6 +117,8 @@ def _env(t: TenantView) -> list[dict[str, Any]]:
     ]
     if t.embedding_model:
         env.append({"name": "ENGRAM_EMBEDDING_MODEL", "value": t.embedding_model})
+    embedding = t.spec.get("embedding") or {}
+    env += _api_env("ENGRAM_EMBEDDING_API_BASE", "ENGRAM_EMBEDDING_API_KEY", embedding)
     retrieval = t.spec.get("retrieval", {})
     for key, value in retrieval.get("weights", {}).items():
         env.append({"name": f"ENGRAM_RETRIEVAL__{key.upper()}_WEIGHT", "value": str(value)})
@@ -132,14 +134,19 @@ def _env(t: TenantView) -> list[dict[str, Any]]:
     llm = t.spec.get("llm", {})
     if llm.get("model"):
         env.append({"name": "ENGRAM_LLM__MODEL", "value": llm["model"]})
-        ref = llm.get("secretRef")
-        if ref:
-            env.append(
-                {
-                    "name": "ENGRAM_LLM__API_KEY",
-                    "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref.get("key", "api-key")}},
-                }
-            )
+        env += _api_env("ENGRAM_LLM__API_BASE", "ENGRAM_LLM__API_KEY", llm)
+    return env
+
+
+def _api_env(base_variable: str, key_variable: str, api: dict[str, Any]) -> list[dict[str, Any]]:
+    """A model API's base URL, and its key from the Secret the spec names (never in the spec)."""
+    env: list[dict[str, Any]] = []
+    if api.get("apiBase"):
+        env.append({"name": base_variable, "value": api["apiBase"]})
+    ref = api.get("secretRef")
+    if ref:
+        key_ref = {"name": ref["name"], "key": ref.get("key", "api-key")}
+        env.append({"name": key_variable, "valueFrom": {"secretKeyRef": key_ref}})
     return env
 
 

@@ -167,3 +167,36 @@ def test_replicas_are_spread_over_nodes_only_when_there_are_several():
     assert spread["topologyKey"] == "kubernetes.io/hostname" and spread["labelSelector"]["matchLabels"] == VIEW.selector
     single = dataclasses.replace(VIEW, spec={**SPEC, "replicas": 1})
     assert "topologySpreadConstraints" not in render_deployment(single)["spec"]["template"]["spec"]
+
+
+def test_litellm_models_get_their_api_base_and_key_from_the_spec_and_its_secrets(monkeypatch):
+    spec = {
+        **SPEC,
+        "embedding": {
+            "model": "litellm:openai/bge-m3",
+            "dimension": 1024,
+            "apiBase": "http://embeddings.models.svc:8000/v1",
+            "secretRef": {"name": "embedding-api"},
+        },
+        "llm": {
+            "model": "openai/qwen3",
+            "apiBase": "http://vllm.models.svc:8000/v1",
+            "secretRef": {"name": "vllm", "key": "token"},
+        },
+    }
+    view = dataclasses.replace(VIEW, spec=spec, embedding_model="litellm:openai/bge-m3")
+    env = {e["name"]: e for e in render_deployment(view)["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["ENGRAM_EMBEDDING_API_BASE"]["value"] == "http://embeddings.models.svc:8000/v1"
+    assert env["ENGRAM_EMBEDDING_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "embedding-api", "key": "api-key"}
+    assert env["ENGRAM_LLM__API_BASE"]["value"] == "http://vllm.models.svc:8000/v1"
+    assert env["ENGRAM_LLM__API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "vllm", "key": "token"}
+    from engram.settings import Settings
+
+    for name in ("ENGRAM_EMBEDDING_API_BASE", "ENGRAM_LLM__API_BASE"):  # the names the service reads
+        monkeypatch.setenv(name, env[name]["value"])
+    monkeypatch.setenv("ENGRAM_EMBEDDING_API_KEY", "k1")
+    monkeypatch.setenv("ENGRAM_LLM__API_KEY", "k2")
+    settings = Settings()
+    assert settings.embedding_api_base == "http://embeddings.models.svc:8000/v1"
+    assert settings.llm.api_base == "http://vllm.models.svc:8000/v1"
+    assert settings.embedding_api_key.get_secret_value() == "k1" and settings.llm.api_key.get_secret_value() == "k2"
