@@ -194,6 +194,20 @@ MUTANTS = [
         UNIT,
     ),
     Mutant(
+        "the spec's scheduling does not reach the pods",
+        MANIFESTS,
+        "} | _scheduling(t)",
+        "}",
+        UNIT,
+    ),
+    Mutant(
+        "the configured pull secrets do not reach the pods",
+        RECONCILE,
+        "image_pull_secrets=tuple(self.config.image_pull_secrets),",
+        "",
+        (OPERATOR_TESTS, "-k", "tls_instance"),
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

@@ -4,6 +4,7 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
 
     image: engram:0.1.0
     imagePullPolicy: IfNotPresent
+    imagePullSecrets: [registry-credentials]   # in each tenant's namespace
     driftIntervalSeconds: 60            # how often children and schemas are re-checked and repaired
     publicUrlTemplate: "http://{service}.{namespace}.svc:8080"   # base of each tenant's MCP URL
     environmentPolicy:                  # which environments a namespace's tenants may ask for
@@ -74,6 +75,8 @@ class OperatorConfig(BaseModel):
 
     image: str = "engram:0.1.0"
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field("IfNotPresent", alias="imagePullPolicy")
+    # Secrets (in each tenant's namespace) the kubelet pulls the tenants' image with.
+    image_pull_secrets: list[str] = Field([], alias="imagePullSecrets")
     instances: list[Instance] = Field(min_length=1)
     public_url_template: str = Field("http://{service}.{namespace}.svc:8080", alias="publicUrlTemplate")
     drift_interval_seconds: float = Field(60, gt=0, alias="driftIntervalSeconds")

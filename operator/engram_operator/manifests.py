@@ -30,6 +30,7 @@ class TenantView:
     # A digest of the Secret's contents on the pod template: new credentials roll the pods.
     credentials_digest: str = ""
     database_ca: str | None = None  # PEM of the CA the pods verify the database server with
+    image_pull_secrets: tuple[str, ...] = ()  # Secrets of the tenant's namespace the kubelet pulls with
 
     @property
     def child_name(self) -> str:
@@ -175,7 +176,18 @@ def _pod_spec(t: TenantView, container: dict[str, Any], restart: str) -> dict[st
         "securityContext": {"runAsNonRoot": True, "fsGroup": UID, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {}}, *_database_ca_volume(t)],
+    } | _scheduling(t)
+
+
+def _scheduling(t: TenantView) -> dict[str, Any]:
+    """The spec's placement of the pods, and the pull secrets of the operator's configuration."""
+    scheduling = t.spec.get("scheduling") or {}
+    fields = {
+        k: scheduling[k] for k in ("nodeSelector", "tolerations", "affinity", "priorityClassName") if k in scheduling
     }
+    if t.image_pull_secrets:
+        fields["imagePullSecrets"] = [{"name": name} for name in t.image_pull_secrets]
+    return fields
 
 
 def _database_ca_mount(t: TenantView) -> list[dict[str, Any]]:

@@ -150,6 +150,7 @@ class Reconciler:
             environment=tenant.spec.get("environment", ""),
             image=self.config.image,
             image_pull_policy=self.config.image_pull_policy,
+            image_pull_secrets=tuple(self.config.image_pull_secrets),
             public_url=self.config.public_url_template.format(
                 service=child, namespace=tenant.namespace, tenant=tenant.name
             ),

@@ -162,3 +162,22 @@ def test_without_a_policy_or_admission_no_admission_objects_are_rendered():
 
 def test_the_chart_takes_a_parent_charts_global_values():
     assert by_kind(render({"global": {"imageRegistry": "registry.example"}}), "Deployment")
+
+
+def test_a_digest_pins_the_image_and_pull_secrets_reach_operator_and_tenants(tmp_path, monkeypatch):
+    digest = "sha256:" + "a" * 64
+    objects = render({"image": {"repository": "registry.example/engram", "digest": digest, "pullSecrets": ["regcred"]}})
+    [deployment] = by_kind(objects, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == f"registry.example/engram@{digest}"
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    [configmap] = by_kind(objects, "ConfigMap")
+    path = tmp_path / "config.yaml"
+    path.write_text(configmap["data"]["config.yaml"])
+    monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
+    monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    config = OperatorConfig.load(path)
+    assert config.image == f"registry.example/engram@{digest}" and config.image_pull_secrets == ["regcred"]
+    with pytest.raises(helm.HelmValuesError):
+        render({"image": {"repository": "engram", "digest": "latest"}})

@@ -200,3 +200,33 @@ def test_litellm_models_get_their_api_base_and_key_from_the_spec_and_its_secrets
     assert settings.embedding_api_base == "http://embeddings.models.svc:8000/v1"
     assert settings.llm.api_base == "http://vllm.models.svc:8000/v1"
     assert settings.embedding_api_key.get_secret_value() == "k1" and settings.llm.api_key.get_secret_value() == "k2"
+
+
+def test_the_specs_scheduling_and_the_pull_secrets_reach_both_pods():
+    scheduling = {
+        "nodeSelector": {"pool": "memory"},
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "memory", "effect": "NoSchedule"}],
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                    }
+                ]
+            }
+        },
+        "priorityClassName": "agents-high",
+    }
+    view = dataclasses.replace(VIEW, spec={**SPEC, "scheduling": scheduling}, image_pull_secrets=("registry",))
+    for built in (render_deployment(view), render_cronjob(view)):
+        kubernetes_validate.validate(built, K8S_VERSION, strict=True)
+        pod = (
+            built["spec"]["template"]["spec"]
+            if built["kind"] == "Deployment"
+            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
+        )
+        assert {k: pod[k] for k in scheduling} == scheduling
+        assert pod["imagePullSecrets"] == [{"name": "registry"}]
+    plain = pods()["deployment"]
+    assert not {"nodeSelector", "tolerations", "affinity", "priorityClassName", "imagePullSecrets"} & set(plain)

@@ -354,7 +354,8 @@ async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_ve
         adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
         tls={"rootCert": ca_pem},
     )
-    async with OperatorThread(OperatorConfig(image="engram:test", instances=[tls])):
+    config = OperatorConfig(image="engram:test", instances=[tls], imagePullSecrets=["regcred"])
+    async with OperatorThread(config):
         tenant = name()
         await cluster.apply_tenant("agents", tenant, {"environment": "test"})
         await eventually(lambda: condition(cluster.tenant("agents", tenant), "Provisioned").get("status") == "True")
@@ -365,6 +366,7 @@ async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_ve
     assert [v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "database-ca"] == [
         f"engram-{tenant}-credentials"
     ]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]  # the operator's configuration reaches the pods
 
 
 async def test_a_new_embedding_model_waits_for_a_reindex_and_says_so(operator, cluster):
