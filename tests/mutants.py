@@ -208,6 +208,20 @@ MUTANTS = [
         (OPERATOR_TESTS, "-k", "tls_instance"),
     ),
     Mutant(
+        "password drift is never repaired",
+        PROVISION,
+        "if not new_password and not await _logs_in(instance, role, password):",
+        "if False:",
+        (PROVISION_TESTS, "-k", "drifted"),
+    ),
+    Mutant(
+        "a repair always rewrites the password",
+        PROVISION,
+        "if not new_password and not await _logs_in(instance, role, password):",
+        "if True:",
+        (PROVISION_TESTS, "-k", "fifty"),
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

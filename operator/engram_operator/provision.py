@@ -139,6 +139,12 @@ async def ensure_tenant(
         # Apart and short: the rows it writes are every tenant's, so their writers take turns.
         async with conn.transaction():
             await _grant_control_reading(conn, role)
+        if not new_password and not await _logs_in(instance, role, password):
+            # The Secret and the role disagree (a Secret restored from an older backup): the
+            # pods hold the Secret's password, so the role takes it.
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))
+                await conn.execute(await _password_statement(conn, "ALTER", role, password, ""))
         assert meta is not None
         return meta["embedding_model"]
 
@@ -203,10 +209,7 @@ async def _ensure_role_and_schema(
     if attributes is None or new_password or tuple(attributes)[:5] != _ROLE_AS_WANTED:
         verb = "CREATE" if attributes is None else "ALTER"
         options = f"LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT CONNECTION LIMIT {limit}"
-        statement = await conn.fetchval(
-            f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
-        )
-        await conn.execute(statement)
+        await conn.execute(await _password_statement(conn, verb, role, password, options))
     elif attributes["rolconnlimit"] != limit:  # the password stays: the pods know it
         await conn.execute(f'ALTER ROLE "{role}" CONNECTION LIMIT {limit}')
     if not await conn.fetchval("SELECT pg_has_role(current_user, $1, 'MEMBER')", role):
@@ -214,6 +217,33 @@ async def _ensure_role_and_schema(
     if not schema_exists:
         await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}" AUTHORIZATION "{role}"')
     return registered
+
+
+async def _password_statement(conn: asyncpg.Connection, verb: str, role: str, password: str, options: str) -> str:
+    """``{verb} ROLE role {options} PASSWORD '...'``, quoted by the server itself."""
+    return await conn.fetchval(
+        f"SELECT format('{verb} ROLE %I {options} PASSWORD %L', $1::text, $2::text)", role, password
+    )
+
+
+# How long the check that a tenant's password still logs in may take.
+LOGIN_CHECK_SECONDS = 5.0
+
+
+async def _logs_in(instance: Instance, role: str, password: str) -> bool:
+    """Whether ``password`` logs ``role`` in, over the admin DSN's route (host, TLS). Only a refused
+    password says no: a full connection slot or a slow server is no reason to rewrite it."""
+    parts = urlsplit(instance.admin_dsn.get_secret_value())
+    host = parts.netloc.rsplit("@", 1)[-1]
+    dsn = parts._replace(netloc=f"{quote(role)}:{quote(password, safe='')}@{host}").geturl()
+    try:
+        conn = await asyncpg.connect(dsn, timeout=LOGIN_CHECK_SECONDS)
+    except asyncpg.InvalidPasswordError:
+        return False
+    except (TimeoutError, OSError, asyncpg.PostgresError):
+        return True
+    await conn.close()
+    return True
 
 
 async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:

@@ -295,3 +295,20 @@ async def test_a_tenant_role_holds_at_most_its_connection_limit(test_instance):
     finally:
         await admin.close()
     (await asyncpg.connect(provisioned.dsn)).terminate()  # the password was left as it was
+
+
+async def test_a_role_whose_password_drifted_from_the_secret_takes_the_secrets_again(test_instance):
+    # A Secret restored from an older backup holds another password than the role: the pods
+    # would never log in again. A repair notices (the Secret's password is refused) and resets it.
+    tenant, password = name(), secrets.token_urlsafe(16)
+    args = (test_instance, tenant, MODEL, DIM, password, f"ek.{tenant}.k", claim(tenant))
+    provisioned = await ensure_tenant(*args)
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        await admin.execute(f"ALTER ROLE \"{provisioned.role}\" PASSWORD '{secrets.token_urlsafe(16)}'")
+        with pytest.raises(asyncpg.InvalidPasswordError):
+            await asyncpg.connect(provisioned.dsn)
+        await ensure_tenant(*args, new_password=False)
+    finally:
+        await admin.close()
+    (await asyncpg.connect(provisioned.dsn)).terminate()
