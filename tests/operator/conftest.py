@@ -93,6 +93,18 @@ async def tls_server(bootstrapped):
 
 
 @pytest.fixture(scope="session")
+def tls_instance(tls_server) -> Instance:
+    """An instance reached with verify-full (the operator's own CA file), giving its tenants the CA."""
+    admin_dsn, ca_file, ca_pem = tls_server
+    return Instance(
+        name="pg-tls",
+        environment="test",
+        adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
+        tls={"rootCert": ca_pem},
+    )
+
+
+@pytest.fixture(scope="session")
 def test_instance(bootstrapped) -> Instance:
     return Instance(name="pg-test", environment="test", adminDsn=bootstrapped)
 

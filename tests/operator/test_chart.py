@@ -53,14 +53,21 @@ def test_the_operator_runs_once_as_non_root_with_the_admin_dsns_from_secrets():
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
 
 
-def test_the_configmap_is_a_configuration_the_operator_loads(tmp_path, monkeypatch):
-    [configmap] = by_kind(render({"image": {"repository": "registry.example/engram", "tag": "1.2.3"}}), "ConfigMap")
+def loaded_config(objects: list[dict], tmp_path, monkeypatch) -> OperatorConfig:
+    """The operator's configuration from the rendered ConfigMap, with the variables the chart's
+    Deployment would give it from Secrets."""
+    [configmap] = by_kind(objects, "ConfigMap")
     path = tmp_path / "config.yaml"
     path.write_text(configmap["data"]["config.yaml"])
     monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
     monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
     monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    config = OperatorConfig.load(path)
+    return OperatorConfig.load(path)
+
+
+def test_the_configmap_is_a_configuration_the_operator_loads(tmp_path, monkeypatch):
+    objects = render({"image": {"repository": "registry.example/engram", "tag": "1.2.3"}})
+    config = loaded_config(objects, tmp_path, monkeypatch)
     assert config.image == "registry.example/engram:1.2.3"
     assert [(i.name, i.environment) for i in config.instances] == [("pg-test", "test"), ("pg-prod", "prod")]
     assert config.instances[1].tenant_host == "pg-prod.databases.svc:5432"
@@ -135,13 +142,7 @@ def test_the_environment_policy_is_enforced_at_the_api_server_as_the_operator_en
     [binding] = by_kind(objects, "ValidatingAdmissionPolicyBinding")
     assert binding["spec"] == {"policyName": policy["metadata"]["name"], "validationActions": ["Deny"]}
     assert policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE", "UPDATE"]
-    [configmap] = by_kind(objects, "ConfigMap")
-    path = tmp_path / "config.yaml"
-    path.write_text(configmap["data"]["config.yaml"])
-    monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
-    monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
-    monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    operator_policy = OperatorConfig.load(path).environment_policy
+    operator_policy = loaded_config(objects, tmp_path, monkeypatch).environment_policy
     assert operator_policy is not None
     for namespace in ("agents", "agents-dev", "elsewhere"):
         for environment in ("test", "prod"):
@@ -171,13 +172,7 @@ def test_a_digest_pins_the_image_and_pull_secrets_reach_operator_and_tenants(tmp
     pod = deployment["spec"]["template"]["spec"]
     assert pod["containers"][0]["image"] == f"registry.example/engram@{digest}"
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]
-    [configmap] = by_kind(objects, "ConfigMap")
-    path = tmp_path / "config.yaml"
-    path.write_text(configmap["data"]["config.yaml"])
-    monkeypatch.setenv("ENGRAM_INSTANCE_0_ADMIN_DSN", "postgresql://admin:pw@pg-test:5432/engram")
-    monkeypatch.setenv("ENGRAM_INSTANCE_1_ADMIN_DSN", "postgresql://admin:pw@pg-prod:5432/engram")
-    monkeypatch.setenv("ENGRAM_INSTANCE_1_ROOT_CERT", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    config = OperatorConfig.load(path)
+    config = loaded_config(objects, tmp_path, monkeypatch)
     assert config.image == f"registry.example/engram@{digest}" and config.image_pull_secrets == ["regcred"]
     with pytest.raises(helm.HelmValuesError):
         render({"image": {"repository": "engram", "digest": "latest"}})

@@ -35,6 +35,13 @@ BUILT = {
 }
 
 
+def pod_of(built: dict) -> dict:
+    """The pod spec of a Deployment or of a CronJob's jobs."""
+    if built["kind"] == "Deployment":
+        return built["spec"]["template"]["spec"]
+    return built["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
 @pytest.mark.parametrize("kind", sorted(BUILT))
 def test_children_validate_against_kubernetes_schemas(kind):
     kubernetes_validate.validate(BUILT[kind], K8S_VERSION, strict=True)
@@ -70,11 +77,7 @@ def test_a_database_ca_is_in_the_secret_and_mounted_where_the_dsn_names_it():
     assert secret["ca.crt"] == ca
     for built in (render_deployment(view), render_cronjob(view)):
         kubernetes_validate.validate(built, K8S_VERSION, strict=True)
-        pod = (
-            built["spec"]["template"]["spec"]
-            if built["kind"] == "Deployment"
-            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
-        )
+        pod = pod_of(built)
         [volume] = [v for v in pod["volumes"] if v["name"] == "database-ca"]
         assert volume["secret"] == {
             "secretName": view.secret_name,
@@ -88,10 +91,7 @@ def test_a_database_ca_is_in_the_secret_and_mounted_where_the_dsn_names_it():
 
 
 def pods() -> dict[str, dict]:
-    return {
-        "deployment": BUILT["deployment"]["spec"]["template"]["spec"],
-        "cronjob": BUILT["cronjob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"],
-    }
+    return {"deployment": pod_of(BUILT["deployment"]), "cronjob": pod_of(BUILT["cronjob"])}
 
 
 @pytest.mark.parametrize("kind", ["deployment", "cronjob"])
@@ -133,11 +133,7 @@ def test_each_pod_keeps_the_pool_the_spec_gives_and_the_role_has_room_for_them_a
     from engram_operator.reconcile import connection_limit
 
     for built in (render_deployment(VIEW), render_cronjob(VIEW)):
-        pod = (
-            built["spec"]["template"]["spec"]
-            if built["kind"] == "Deployment"
-            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
-        )
+        pod = pod_of(built)
         env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
         assert env["ENGRAM_POOL_MAX_SIZE"] == "5"
     sized = dataclasses.replace(VIEW, spec={**SPEC, "database": {"poolSize": 3}})
@@ -221,11 +217,7 @@ def test_the_specs_scheduling_and_the_pull_secrets_reach_both_pods():
     view = dataclasses.replace(VIEW, spec={**SPEC, "scheduling": scheduling}, image_pull_secrets=("registry",))
     for built in (render_deployment(view), render_cronjob(view)):
         kubernetes_validate.validate(built, K8S_VERSION, strict=True)
-        pod = (
-            built["spec"]["template"]["spec"]
-            if built["kind"] == "Deployment"
-            else (built["spec"]["jobTemplate"]["spec"]["template"]["spec"])
-        )
+        pod = pod_of(built)
         assert {k: pod[k] for k in scheduling} == scheduling
         assert pod["imagePullSecrets"] == [{"name": "registry"}]
     plain = pods()["deployment"]

@@ -345,16 +345,10 @@ async def test_tenants_created_at_once_then_a_restart_fail_nothing_and_write_not
 
 
 async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_verify_with(
-    emulator, cluster, tls_server
+    emulator, cluster, tls_instance
 ):
-    admin_dsn, ca_file, ca_pem = tls_server
-    tls = Instance(
-        name="pg-tls",
-        environment="test",
-        adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
-        tls={"rootCert": ca_pem},
-    )
-    config = OperatorConfig(image="engram:test", instances=[tls], imagePullSecrets=["regcred"])
+    ca_pem = tls_instance.tls.root_cert
+    config = OperatorConfig(image="engram:test", instances=[tls_instance], imagePullSecrets=["regcred"])
     async with OperatorThread(config):
         tenant = name()
         await cluster.apply_tenant("agents", tenant, {"environment": "test"})

@@ -248,15 +248,9 @@ def test_a_socket_admin_dsn_needs_a_tenant_host():
     assert urlsplit(tenant_dsn(routed, "engram_t_a", "pw")).query == ""
 
 
-async def test_tenants_of_a_tls_only_server_connect_with_a_verified_certificate(tls_server):
-    admin_dsn, ca_file, ca_pem = tls_server
-    instance = Instance(
-        name="pg-tls",
-        environment="test",
-        adminDsn=f"{admin_dsn}?sslmode=verify-full&sslrootcert={ca_file}",
-        tls={"rootCert": ca_pem},
-    )
-    provisioned = await provision(instance, name())
+async def test_tenants_of_a_tls_only_server_connect_with_a_verified_certificate(tls_server, tls_instance):
+    ca_file = tls_server[1]
+    provisioned = await provision(tls_instance, name())
     dsn = urlsplit(provisioned.dsn)
     assert dict(parse_qsl(dsn.query)) == {"sslmode": "verify-full", "sslrootcert": DATABASE_CA_PATH}
     # The pod's view: the CA is mounted at DATABASE_CA_PATH; here it is the same file elsewhere.
