@@ -145,7 +145,8 @@ async def ensure_tenant(
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))
                 await conn.execute(await _password_statement(conn, "ALTER", role, password, ""))
-        assert meta is not None
+        if meta is None:  # the migrations make the table and the row is written above
+            raise RuntimeError(f"tenant {tenant}: no meta row after provisioning")
         return meta["embedding_model"]
 
     model_in_use = await _as_admin(instance, provision)
