@@ -222,6 +222,20 @@ MUTANTS = [
         (PROVISION_TESTS, "-k", "fifty"),
     ),
     Mutant(
+        "a refused tenant is not Stalled",
+        STATUS,
+        '"Stalled": Check(phase == "Failed",',
+        '"Stalled": Check(False,',
+        UNIT,
+    ),
+    Mutant(
+        "an unhandled generation is not Reconciling",
+        STATUS,
+        "reconciling = phase in _IN_PROGRESS or behind",
+        "reconciling = phase in _IN_PROGRESS",
+        UNIT,
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

@@ -32,7 +32,7 @@ from engram_operator.manifests import (
 )
 from engram_operator.placement import PlacementError, place
 from engram_operator.provision import Provisioned, drop_tenant, ensure_tenant, retire_tenant
-from engram_operator.status import Check, deployment_readiness, merge_conditions, phase_of
+from engram_operator.status import Check, deployment_readiness, kstatus_checks, merge_conditions, phase_of
 
 
 class InvalidSpec(Exception):
@@ -245,6 +245,8 @@ class Reconciler:
         phase, message = phase_of(conditions)
         if live["metadata"].get("deletionTimestamp"):
             phase, message = "Deleting", "removing the tenant's children"
+        current = live["metadata"].get("generation", 0)
+        conditions = merge_conditions(conditions, kstatus_checks(phase, message, observed, current), observed)
         status = {**fields, "conditions": conditions, "phase": phase, "message": message}
         if generation is not None:
             status["observedGeneration"] = generation

@@ -56,7 +56,7 @@ def merge_conditions(
             "lastTransitionTime": before["lastTransitionTime"] if before and before.get("status") == status else stamp,
             "observedGeneration": generation,
         }
-    order = ["Provisioned", "Ready", "Degraded"]
+    order = ["Provisioned", "Ready", "Degraded", "Reconciling", "Stalled"]
     return sorted(merged.values(), key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
 
 
@@ -78,3 +78,20 @@ def phase_of(conditions: list[dict[str, Any]]) -> tuple[str, str]:
             return "Suspended", ready["message"]
         return "Provisioning", ready["message"] if ready else "waiting for the Deployment"
     return "Ready", ready["message"]
+
+
+# Phases in which the operator is still bringing the tenant to its spec.
+_IN_PROGRESS = frozenset({"Pending", "Provisioning", "Deleting"})
+
+
+def kstatus_checks(phase: str, message: str, observed: int, generation: int) -> dict[str, Check]:
+    """The conditions GitOps tools read (kstatus, as Flux and Argo CD do): ``Reconciling`` while the
+    operator works towards the spec, ``Stalled`` when it cannot get there without a change of spec
+    or configuration. Both False, with observedGeneration current, means the tenant is as asked."""
+    behind = observed < generation
+    reconciling = phase in _IN_PROGRESS or behind
+    why = f"generation {generation} not yet handled" if behind and phase not in _IN_PROGRESS else message
+    return {
+        "Reconciling": Check(reconciling, phase if reconciling else "Reconciled", why if reconciling else message),
+        "Stalled": Check(phase == "Failed", "Failed" if phase == "Failed" else "NotStalled", message),
+    }

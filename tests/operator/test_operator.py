@@ -70,6 +70,8 @@ async def test_a_tenant_becomes_ready_with_its_children_and_serves_mcp(operator,
         "Provisioned": "True",
         "Ready": "True",
         "Degraded": "False",
+        "Reconciling": "False",
+        "Stalled": "False",
     }
     await eventually(lambda: {"Provisioned", "Created", "Ready"} <= cluster.reasons("agents", tenant))
 
@@ -164,6 +166,7 @@ async def refused(cluster: Cluster, namespace: str, tenant: str, match: str) -> 
     await eventually(lambda: phase(cluster, namespace, tenant) == "Failed", what="phase Failed")
     provisioned = condition(cluster.tenant(namespace, tenant), "Provisioned")
     assert provisioned["status"] == "False" and match in provisioned["message"], provisioned
+    assert condition(cluster.tenant(namespace, tenant), "Stalled")["status"] == "True"  # kstatus: needs a change
     await eventually(
         lambda: any(e["type"] == "Warning" and match in e["message"] for e in cluster.events(namespace, tenant)),
         what="a Warning event",
