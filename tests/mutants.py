@@ -236,6 +236,20 @@ MUTANTS = [
         UNIT,
     ),
     Mutant(
+        "reconciliations are not timed",
+        HANDLERS,
+        'with metrics.timed(ns, name, "drift" if drift else "change"):',
+        "with contextlib.nullcontext():",
+        ("tests/operator/test_entrypoint.py", "-k", "serves_tenants"),
+    ),
+    Mutant(
+        "refusals are not counted",
+        HANDLERS,
+        'metrics.failed(ns, name, "refused")',
+        "pass",
+        (OPERATOR_TESTS, "-k", "policy"),
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

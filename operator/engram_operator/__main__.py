@@ -17,6 +17,7 @@ from typing import NoReturn
 import kopf
 from pydantic import ValidationError
 
+from engram_operator import metrics
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import Operator, register
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace")
     parser.add_argument("--liveness", metavar="URL", help="serve a liveness probe, e.g. http://0.0.0.0:8080/healthz")
+    parser.add_argument("--metrics-port", type=int, metavar="PORT", help="serve Prometheus metrics at :PORT/metrics")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--log-format", choices=["plain", "full", "json"], default="json")
     args = parser.parse_args(argv)
@@ -40,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, ValidationError) as e:
         print(f"engram-operator: bad configuration: {e}", file=sys.stderr)
         return 2
+    if args.metrics_port is not None:
+        try:
+            metrics.serve(args.metrics_port)
+        except OSError as e:
+            print(f"engram-operator: cannot serve metrics on port {args.metrics_port}: {e}", file=sys.stderr)
+            return 2
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     registry = kopf.OperatorRegistry()
     register(registry, Operator(config))

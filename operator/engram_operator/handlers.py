@@ -11,6 +11,7 @@ from typing import Any
 import kopf
 from kubernetes.client import Configuration
 
+from engram_operator import metrics
 from engram_operator.config import OperatorConfig
 from engram_operator.kube import GROUP, PLURAL, VERSION, Kube, connection_info, load_configuration
 from engram_operator.placement import PlacementError
@@ -59,8 +60,10 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
     ns, name, body = tenant.namespace, tenant.name, tenant.body
     async with reconciler.lock(ns, name):
         try:
-            outcome = await reconciler.reconcile(tenant)
+            with metrics.timed(ns, name, "drift" if drift else "change"):
+                outcome = await reconciler.reconcile(tenant)
         except (PlacementError, InvalidSpec) as e:
+            metrics.failed(ns, name, "refused")
             reason = "InvalidSpec" if isinstance(e, InvalidSpec) else "Refused"
             refused = {"Provisioned": Check(False, reason, str(e))}
             published = await reconciler.publish(ns, name, refused, tenant.generation)
@@ -68,6 +71,7 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
                 kopf.warn(body, reason=reason, message=str(e))
             raise kopf.PermanentError(str(e)) from e
         except Exception as e:  # the database or the API server: try again later
+            metrics.failed(ns, name, "retrying")
             delay = backoff(retry)
             message = f"{type(e).__name__}: {e}; retrying in {delay:.0f}s"
             # A tenant provisioned before still serves; only the operator cannot check it now.

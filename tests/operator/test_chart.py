@@ -176,3 +176,20 @@ def test_a_digest_pins_the_image_and_pull_secrets_reach_operator_and_tenants(tmp
     assert config.image == f"registry.example/engram@{digest}" and config.image_pull_secrets == ["regcred"]
     with pytest.raises(helm.HelmValuesError):
         render({"image": {"repository": "engram", "digest": "latest"}})
+
+
+def test_the_operators_metrics_are_served_and_a_service_monitor_finds_them_when_asked():
+    objects = render()
+    [deployment] = by_kind(objects, "Deployment")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--metrics-port=9090" in container["args"]
+    assert {"name": "metrics", "containerPort": 9090} in container["ports"]
+    [service] = [s for s in by_kind(objects, "Service") if s["metadata"]["name"].endswith("-metrics")]
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": 9090, "targetPort": "metrics"}]
+    assert service["spec"]["selector"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    assert not by_kind(objects, "ServiceMonitor")
+    monitored = render({"operator": {"serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}}}})
+    [monitor] = by_kind(monitored, "ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "30s"}]

@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
+import httpx
 import yaml
 
 from engram.store.schema import schema_name
 from engram_operator.provision import role_name, tenant_lock
+from tests.conftest import free_port
 from tests.operator.harness import Cluster, DatabaseLink, eventually
 from tests.operator.test_operator import condition, name
 
@@ -52,14 +54,18 @@ def test_bad_invocations_exit_2_with_a_message(tmp_path):
 
 
 @contextlib.asynccontextmanager
-async def running_operator(tmp_path: Path, dsn: str, drift_interval: float = 60) -> AsyncIterator[subprocess.Popen]:
+async def running_operator(
+    tmp_path: Path, dsn: str, drift_interval: float = 60, *extra: str
+) -> AsyncIterator[subprocess.Popen]:
     """The operator watching namespace `agents`, its one instance the test server at ``dsn``.
     Whatever happens in the test, the process does not outlive it."""
     config = tmp_path / "config.yaml"
     instances = [{"name": "pg-test", "environment": "test", "adminDsnEnv": "PG"}]
     config.write_text(yaml.safe_dump({"instances": instances, "driftIntervalSeconds": drift_interval}))
     env = {"ENGRAM_OPERATOR_CONFIG": str(config), "PG": dsn}
-    process = operator_process("--namespace", "agents", "--log-format", "plain", env=env, log=tmp_path / "operator.log")
+    process = operator_process(
+        "--namespace", "agents", "--log-format", "plain", *extra, env=env, log=tmp_path / "operator.log"
+    )
     try:
         yield process
     finally:
@@ -85,10 +91,15 @@ def provisioned(cluster: Cluster, tenant: str) -> bool:
 
 
 async def test_the_operator_process_serves_tenants_and_stops_on_sigterm(emulator, cluster, bootstrapped, tmp_path):
-    async with running_operator(tmp_path, bootstrapped) as process:
+    port = free_port()
+    async with running_operator(tmp_path, bootstrapped, 60, "--metrics-port", str(port)) as process:
         tenant = name()
         await cluster.apply_tenant("agents", tenant, {"environment": "test"})
         await eventually(lambda: provisioned(cluster, tenant), what="the tenant provisioned")
+        sample = f'engram_operator_reconcile_seconds_count{{namespace="agents",tenant="{tenant}",trigger="change"}}'
+        async with httpx.AsyncClient() as client:
+            scraped = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+        assert sample in scraped, scraped[-2000:]
         await stop(process, tmp_path)
 
 

@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from engram.domain.models import NewMemory
 from engram.runtime import engram_session
 from engram.settings import Settings
+from engram_operator import metrics
 from engram_operator.config import Instance, OperatorConfig
 from engram_operator.manifests import DATABASE_CA_PATH, secret_values
 from tests.conftest import ServerThread, free_port
@@ -390,6 +391,8 @@ async def test_a_namespace_asking_for_an_environment_the_policy_does_not_give_it
         prod, elsewhere, allowed = name(), name(), name()
         await cluster.apply_tenant("agents", prod, {"environment": "prod"})
         await refused(cluster, "agents", prod, "namespace 'agents' may not ask for the prod environment")
+        refusals = {"namespace": "agents", "tenant": prod, "outcome": "refused"}
+        assert metrics.REGISTRY.get_sample_value("engram_operator_reconcile_errors_total", refusals) >= 1
         await cluster.apply_tenant("team-b", elsewhere, {"environment": "test"})
         await refused(cluster, "team-b", elsewhere, "allows it no environment")
         await cluster.apply_tenant("agents", allowed, {"environment": "test"})
