@@ -119,8 +119,9 @@ MUTANTS = [
     Mutant(
         "no per-tenant lock in the database",
         PROVISION,
-        'await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))',
-        "pass",
+        "take turns.\n            await conn.execute("
+        '"SELECT pg_advisory_xact_lock(hashtext($1))", tenant_lock(tenant))',
+        "take turns.\n            pass",
         (PROVISION_TESTS, "-k", "five_at_once"),
     ),
     Mutant(
