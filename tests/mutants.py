@@ -28,6 +28,7 @@ class Mutant:
 
 MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcile.py", f"{OPERATOR}/status.py"
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
+DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
 OPERATOR_TESTS = "tests/operator/test_operator.py"
 PROVISION_TESTS = "tests/operator/test_provision.py"
@@ -249,6 +250,41 @@ MUTANTS = [
         'metrics.failed(ns, name, "refused")',
         "pass",
         (OPERATOR_TESTS, "-k", "policy"),
+    ),
+    Mutant(
+        "quantities compared as text (a canonical `1` is drift from `1000m`)",
+        DRIFT,
+        "return _same_quantity(desired, live)",
+        "return bool(desired == live)",
+        ("tests/operator/test_drift.py", "tests/operator/test_day2.py"),
+    ),
+    Mutant(
+        "a field removed from the spec stays on the child (no digest of the applied manifest)",
+        KUBE,
+        "manifest = with_digest(manifest)",
+        "pass",
+        ("tests/operator/test_day2.py", "-k", "drift"),
+    ),
+    Mutant(
+        "the operator owns replicas under an autoscaler",
+        MANIFESTS,
+        'replicas = {} if autoscaling(t.spec) else {"replicas": t.spec.get("replicas", 1)}',
+        'replicas = {"replicas": t.spec.get("replicas", 1)}',
+        ("tests/operator/test_day2.py", "-k", "autoscal"),
+    ),
+    Mutant(
+        "no disruption budget for several pods",
+        MANIFESTS,
+        "return fewest_replicas(spec) > 1",
+        "return False",
+        ("tests/operator/test_day2.py", "-k", "autoscal"),
+    ),
+    Mutant(
+        "the paused annotation is ignored",
+        RECONCILE,
+        'return (self.body["metadata"].get("annotations") or {}).get(PAUSED) == "true"',
+        "return False",
+        ("tests/operator/test_day2.py", "-k", "pause"),
     ),
     Mutant(
         "the database CA is not given to the pods",

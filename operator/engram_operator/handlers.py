@@ -15,7 +15,7 @@ from engram_operator import metrics
 from engram_operator.config import OperatorConfig
 from engram_operator.kube import GROUP, PLURAL, VERSION, Kube, connection_info, load_configuration
 from engram_operator.placement import PlacementError
-from engram_operator.reconcile import InvalidSpec, Reconciler, Tenant
+from engram_operator.reconcile import PAUSED, InvalidSpec, Reconciler, Tenant
 from engram_operator.status import Check, deployment_readiness
 
 FINALIZER = "memory.engram.dev/finalizer"
@@ -58,6 +58,9 @@ class Operator:
 async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *, drift: bool) -> None:
     """One reconciliation, its status and its events. Raises kopf's errors so kopf retries or stops."""
     ns, name, body = tenant.namespace, tenant.name, tenant.body
+    if tenant.paused:
+        await _pause(reconciler, tenant, announce=not drift)
+        return
     async with reconciler.lock(ns, name):
         try:
             with metrics.timed(ns, name, "drift" if drift else "change"):
@@ -80,10 +83,13 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
                 await reconciler.publish(ns, name, {"Provisioned": check})
             kopf.warn(body, reason="Retrying", message=message)
             raise kopf.TemporaryError(message, delay=delay) from e
+        checks = {"Provisioned": outcome.provisioned_check, "Ready": outcome.ready, "Degraded": outcome.degraded}
+        if tenant.was_paused:
+            checks["Paused"] = Check(False, "Resumed", f"the {PAUSED} annotation is gone: reconciling again")
         published = await reconciler.publish(
             ns,
             name,
-            {"Provisioned": outcome.provisioned_check, "Ready": outcome.ready, "Degraded": outcome.degraded},
+            checks,
             tenant.generation,
             instance=outcome.provisioned.instance,
             schema=outcome.provisioned.schema,
@@ -120,6 +126,14 @@ async def until_stopped(work: Coroutine[Any, Any, None], stopped: kopf.DaemonSto
 
 async def _flagged(stopped: kopf.DaemonStopped) -> None:
     await stopped.wait()
+
+
+async def _pause(reconciler: Reconciler, tenant: Tenant, *, announce: bool) -> None:
+    message = f"the {PAUSED} annotation is set: the operator changes nothing until it is removed"
+    async with reconciler.lock(tenant.namespace, tenant.name):
+        published = await reconciler.publish(tenant.namespace, tenant.name, {"Paused": Check(True, "Paused", message)})
+    if announce and published is not None:
+        kopf.info(tenant.body, reason="Paused", message=message)
 
 
 def _announce_ready(body: dict[str, Any], published: tuple[dict[str, Any], str] | None, ready: Check) -> None:
@@ -174,11 +188,13 @@ def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
     )
     async def check_drift(body: kopf.Body, stopped: kopf.DaemonStopped, **_: Any) -> None:
         tenant = Tenant(dict(body))
-        if tenant.status.get("observedGeneration") != tenant.generation:
+        # A spec changed while paused was seen, not applied: resuming applies it.
+        resuming = tenant.was_paused and not tenant.paused
+        if tenant.status.get("observedGeneration") != tenant.generation and not resuming:
             return  # the create/update handler has this spec in hand
         # Status and events tell the outcome; the next tick is the retry.
         with contextlib.suppress(kopf.PermanentError, kopf.TemporaryError):
-            await until_stopped(reconcile_tenant(operator.reconciler, tenant, 0, drift=True), stopped)
+            await until_stopped(reconcile_tenant(operator.reconciler, tenant, 0, drift=not resuming), stopped)
 
     @kopf.on.event("apps", "v1", "deployments", labels=MANAGED, registry=registry)
     async def deployment_changed(body: kopf.Body, type: str | None, **_: Any) -> None:

@@ -18,6 +18,8 @@ import kopf
 import kubernetes
 from kubernetes.client import Configuration
 
+from engram_operator.drift import drifted, with_digest
+
 FIELD_MANAGER = "engram-operator"
 GROUP, VERSION, PLURAL = "memory.engram.dev", "v1alpha1", "memorytenants"
 CLOSE_SECONDS = 3.0
@@ -29,6 +31,8 @@ _PLURALS = {
     ("apps/v1", "Deployment"): "deployments",
     ("batch/v1", "CronJob"): "cronjobs",
     ("networking.k8s.io/v1", "NetworkPolicy"): "networkpolicies",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "horizontalpodautoscalers",
+    ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudgets",
     (f"{GROUP}/{VERSION}", "MemoryTenant"): PLURAL,
 }
 
@@ -70,15 +74,6 @@ def _path(api_version: str, kind: str, namespace: str, name: str | None = None) 
     prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     path = f"{prefix}/namespaces/{namespace}/{plural}"
     return f"{path}/{name}" if name else path
-
-
-def is_subset(desired: Any, live: Any) -> bool:
-    """Whether everything the operator sets is still so (the API server adds defaults around it)."""
-    if isinstance(desired, dict):
-        return isinstance(live, dict) and all(is_subset(v, live.get(k)) for k, v in desired.items())
-    if isinstance(desired, list):
-        return isinstance(live, list) and len(desired) == len(live) and all(map(is_subset, desired, live))
-    return desired == live
 
 
 class KubeError(Exception):
@@ -156,12 +151,14 @@ class Kube:
             raise
 
     async def apply(self, manifest: dict[str, Any]) -> Applied:
-        """Create the object, or bring it back to ``manifest`` if it drifted: server-side apply either
-        way, so the operator owns every field it sets and a field it stops setting goes away."""
+        """Create the object, or bring it back to ``manifest`` if it drifted or the manifest changed:
+        server-side apply either way, so the operator owns every field it sets and a field it stops
+        setting goes away (drift.py says what counts as drift)."""
+        manifest = with_digest(manifest)
         meta = manifest["metadata"]
         api_version, kind, namespace, name = manifest["apiVersion"], manifest["kind"], meta["namespace"], meta["name"]
         live = await self.get(api_version, kind, namespace, name)
-        if live is not None and is_subset(manifest, live):
+        if live is not None and not drifted(manifest, live):
             return "unchanged"
         await self._call(
             "PATCH",

@@ -201,6 +201,22 @@ def _database_ca_volume(t: TenantView) -> list[dict[str, Any]]:
     return [{"name": "database-ca", "secret": {"secretName": t.secret_name, "items": items, "defaultMode": 0o444}}]
 
 
+def autoscaling(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """spec.autoscaling: the HorizontalPodAutoscaler owns the replica count, not the operator."""
+    return spec.get("autoscaling") or None
+
+
+def most_replicas(spec: dict[str, Any]) -> int:
+    """The most pods the tenant may run at once: what its connection limit must leave room for."""
+    scaling = autoscaling(spec)
+    return int(scaling["maxReplicas"]) if scaling else int(spec.get("replicas", 1))
+
+
+def fewest_replicas(spec: dict[str, Any]) -> int:
+    scaling = autoscaling(spec)
+    return int(scaling.get("minReplicas", 1)) if scaling else int(spec.get("replicas", 1))
+
+
 def render_deployment(t: TenantView) -> dict[str, Any]:
     container = _container(t, ["serve"])
     container["env"].append({"name": "ENGRAM_HOST", "value": "0.0.0.0"})
@@ -216,12 +232,15 @@ def render_deployment(t: TenantView) -> dict[str, Any]:
     container["livenessProbe"] = {**probe, "initialDelaySeconds": 30}
     container["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 5}
     container["startupProbe"] = {**probe, "failureThreshold": 30}
+    # Under an autoscaler the replica count is not the operator's to set: a manifest without it
+    # leaves the field to the HorizontalPodAutoscaler (and `kubectl scale`), never reverted.
+    replicas = {} if autoscaling(t.spec) else {"replicas": t.spec.get("replicas", 1)}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _metadata(t, t.child_name),
         "spec": {
-            "replicas": t.spec.get("replicas", 1),
+            **replicas,
             "selector": {"matchLabels": t.selector},
             "template": {
                 "metadata": {
@@ -243,7 +262,7 @@ def render_deployment(t: TenantView) -> dict[str, Any]:
 def _spread(t: TenantView) -> dict[str, Any]:
     """More than one replica: spread over nodes where the scheduler can, so one node's loss does
     not take the tenant down."""
-    if t.spec.get("replicas", 1) <= 1:
+    if most_replicas(t.spec) <= 1:
         return {}
     constraint = {
         "maxSkew": 1,
@@ -252,6 +271,43 @@ def _spread(t: TenantView) -> dict[str, Any]:
         "labelSelector": {"matchLabels": t.selector},
     }
     return {"topologySpreadConstraints": [constraint]}
+
+
+def render_autoscaler(t: TenantView) -> dict[str, Any]:
+    """spec.autoscaling: between minReplicas and maxReplicas pods, by CPU utilisation."""
+    scaling = autoscaling(t.spec) or {}
+    target = int(scaling.get("targetCPUUtilizationPercentage", 80))
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": _metadata(t, t.child_name),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": t.child_name},
+            "minReplicas": fewest_replicas(t.spec),
+            "maxReplicas": most_replicas(t.spec),
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": target}},
+                }
+            ],
+        },
+    }
+
+
+def needs_disruption_budget(spec: dict[str, Any]) -> bool:
+    """With more than one pod, a node drain must leave some serving; with one, a budget would
+    block the drain forever."""
+    return fewest_replicas(spec) > 1
+
+
+def render_disruption_budget(t: TenantView) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": _metadata(t, t.child_name),
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": t.selector}},
+    }
 
 
 def render_service(t: TenantView) -> dict[str, Any]:

@@ -22,9 +22,14 @@ from engram_operator.config import Instance, OperatorConfig
 from engram_operator.kube import Applied, Kube
 from engram_operator.manifests import (
     TenantView,
+    autoscaling,
+    most_replicas,
+    needs_disruption_budget,
     pool_size,
+    render_autoscaler,
     render_cronjob,
     render_deployment,
+    render_disruption_budget,
     render_network_policy,
     render_secret,
     render_service,
@@ -33,6 +38,8 @@ from engram_operator.manifests import (
 from engram_operator.placement import PlacementError, place
 from engram_operator.provision import Provisioned, drop_tenant, ensure_tenant, retire_tenant
 from engram_operator.status import Check, deployment_readiness, kstatus_checks, merge_conditions, phase_of
+
+PAUSED = "memory.engram.dev/paused"
 
 
 class InvalidSpec(Exception):
@@ -66,6 +73,17 @@ class Tenant:
         return self.body.get("status") or {}
 
     @property
+    def paused(self) -> bool:
+        """Annotated `memory.engram.dev/paused: "true"`: the operator changes nothing (maintenance,
+        a hand-made fix, a restore) until the annotation goes; deletion still proceeds."""
+        return (self.body["metadata"].get("annotations") or {}).get(PAUSED) == "true"
+
+    @property
+    def was_paused(self) -> bool:
+        """The status still says paused (the operator has not reconciled since)."""
+        return any(c.get("type") == "Paused" and c.get("status") == "True" for c in self.status.get("conditions") or [])
+
+    @property
     def claim(self) -> str:
         """Who holds the tenant name in the database: this resource, by namespace and name."""
         return f"k8s:{self.namespace}/{self.name}"
@@ -93,7 +111,7 @@ def connection_limit(spec: dict[str, Any]) -> int:
     database = spec.get("database") or {}
     if "connectionLimit" in database:
         return int(database["connectionLimit"])
-    return (int(spec.get("replicas", 1)) + 1) * pool_size(spec) + 2
+    return (most_replicas(spec) + 1) * pool_size(spec) + 2
 
 
 def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
@@ -190,10 +208,18 @@ class Reconciler:
             render_service(view),
             render_cronjob(view),
         ]
-        if (tenant.spec.get("networkPolicy") or {}).get("enabled"):
-            children.append(render_network_policy(view))
-        elif await self.kube.delete("networking.k8s.io/v1", "NetworkPolicy", tenant.namespace, view.child_name):
-            changed[f"NetworkPolicy/{view.child_name}"] = "updated"
+        optional = (
+            (bool((tenant.spec.get("networkPolicy") or {}).get("enabled")), render_network_policy),
+            (autoscaling(tenant.spec) is not None, render_autoscaler),
+            (needs_disruption_budget(tenant.spec), render_disruption_budget),
+        )
+        for wanted, render in optional:
+            if wanted:
+                children.append(render(view))
+                continue
+            unwanted = render(view)
+            if await self.kube.delete(unwanted["apiVersion"], unwanted["kind"], tenant.namespace, view.child_name):
+                changed[f"{unwanted['kind']}/{view.child_name}"] = "updated"
         for child in children:
             kopf.adopt(child, owner=tenant.body)
             applied = await self.kube.apply(child)
@@ -216,6 +242,8 @@ class Reconciler:
             ("batch/v1", "CronJob", f"{view.child_name}-lifecycle"),
             ("v1", "Service", view.child_name),
             ("networking.k8s.io/v1", "NetworkPolicy", view.child_name),
+            ("autoscaling/v2", "HorizontalPodAutoscaler", view.child_name),
+            ("policy/v1", "PodDisruptionBudget", view.child_name),
             ("v1", "Secret", view.secret_name),
         ):
             await self.kube.delete(api_version, kind, tenant.namespace, name)

@@ -56,7 +56,7 @@ def merge_conditions(
             "lastTransitionTime": before["lastTransitionTime"] if before and before.get("status") == status else stamp,
             "observedGeneration": generation,
         }
-    order = ["Provisioned", "Ready", "Degraded", "Reconciling", "Stalled"]
+    order = ["Provisioned", "Ready", "Degraded", "Paused", "Reconciling", "Stalled"]
     return sorted(merged.values(), key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
 
 

@@ -1,7 +1,8 @@
 """kmock's Kubernetes emulator, made faithful enough for kopf (see ../shared/notes/operator-testing.md).
 
 Added over kmock 0.8: uid, resourceVersion, generation, creationTimestamp and generateName on
-create; server-side apply creates missing objects (and merges like a merge patch otherwise);
+create; server-side apply as the API server does it (ssa.py: field ownership per manager, keyed
+lists, removal of what a manager stops applying, canonical quantities, defaulted replicas);
 status as a real subresource (the main resource ignores status, /status only takes it); 409 on a
 merge patch naming a stale resourceVersion, 422 on a failed JSON-patch test; no-op patches change
 nothing; lists carry a resourceVersion and a watch from it replays what came after, subscribed
@@ -25,6 +26,8 @@ import kmock
 from kmock._internal import dicts, enums, k8s, rendering
 from kmock._internal.k8s import KubernetesError, KubernetesObjectNotFoundError
 
+from tests.operator import ssa
+
 
 class Conflict(KubernetesError):
     pass
@@ -39,6 +42,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         super().__attrs_post_init__()
         self._version = 0
         self._history: defaultdict[Any, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        self._owners: defaultdict[Any, dict[str, set[ssa.Path]]] = defaultdict(dict)  # object -> manager -> fields
 
     async def _handle(self, request: rendering.Request) -> Any:
         gone: tuple[Any, ...] | None = None
@@ -66,6 +70,18 @@ class KubeEmulator(kmock.KubernetesEmulator):
         elif request.action == enums.action.DELETE and request.name is not None:
             await self._delete(request)
         return None
+
+    @staticmethod
+    def _manager(request: rendering.Request) -> str:
+        return request.params.get("fieldManager") or "unknown"
+
+    @staticmethod
+    def _applying(request: rendering.Request) -> bool:
+        return request.headers.get("Content-Type", "").startswith("application/apply-patch")
+
+    def _stored(self, request: rendering.Request, body: dict[str, Any]) -> dict[str, Any]:
+        """As the API server stores an object: defaults filled in, quantities canonical."""
+        return ssa.default(request.resource.plural, ssa.normalise(body))
 
     def _stamp(self, body: dict[str, Any]) -> None:
         self._version += 1
@@ -96,6 +112,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
             generation=1,
             creationTimestamp=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
+        self._owners[key] = {}
+        ssa.record(self._owners[key], self._manager(request), body)
+        body = self._stored(request, body)
         self._stamp(body)
         if key in self._objects:
             self._objects[key].create(body)
@@ -105,9 +124,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     def _applies_new_object(self, request: rendering.Request) -> bool:
         """Server-side apply creates what does not exist yet."""
-        applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
         key = (request.resource, request.namespace, request.name)
-        return applying and (key not in self._objects or self._objects[key].deleted)
+        return self._applying(request) and (key not in self._objects or self._objects[key].deleted)
 
     def _key(self, request: rendering.Request) -> tuple[Any, ...]:
         key = (request.resource, request.namespace, request.name)
@@ -139,10 +157,17 @@ class KubeEmulator(kmock.KubernetesEmulator):
             wanted = (patch.get("metadata") or {}).get("resourceVersion")
             if wanted and wanted != old["metadata"]["resourceVersion"]:
                 raise Conflict(status=409, reason="Conflict", message="the object has been modified")
-        try:
-            new = dict(dicts.patch_dict(copy.deepcopy(old), self._scoped(request, patch)))
-        except jsonpatch.JsonPatchException as e:  # a failed `test` (stale resourceVersion) or a bad op
-            raise Invalid(status=422, reason="Invalid", message=str(e)) from e
+        scoped = self._scoped(request, patch)
+        if self._applying(request):
+            new = ssa.apply(old, scoped, self._manager(request), self._owners[key])
+        else:
+            try:
+                new = dict(dicts.patch_dict(copy.deepcopy(old), scoped))
+            except jsonpatch.JsonPatchException as e:  # a failed `test` (stale resourceVersion) or a bad op
+                raise Invalid(status=422, reason="Invalid", message=str(e)) from e
+            if isinstance(scoped, dict):
+                ssa.record(self._owners[key], self._manager(request), scoped)
+        new = self._stored(request, new)
         if new == old:
             return None
         if new.get("spec") != old.get("spec"):

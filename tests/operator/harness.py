@@ -110,6 +110,11 @@ class Cluster:
         kind = "application/json-patch+json" if isinstance(patch, list) else "application/merge-patch+json"
         return await self._request("PATCH", self.path(resource, namespace, name) + subresource, patch, kind)
 
+    async def apply(self, resource: str, namespace: str, name: str, config: dict[str, Any], manager: str) -> Any:
+        """Server-side apply as another field manager would (a controller, a webhook, kubectl)."""
+        path = self.path(resource, namespace, name) + f"?fieldManager={manager}&force=true"
+        return await self._request("PATCH", path, config, "application/apply-patch+yaml")
+
     async def delete(self, resource: str, namespace: str, name: str) -> Any:
         return await self._request("DELETE", self.path(resource, namespace, name))
 

@@ -286,7 +286,8 @@ async def test_drift_is_repaired(operator, cluster, bootstrapped):
     live = await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
     deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
     await cluster.delete("apps/v1/deployments", "agents", f"engram-{tenant}")
-    await cluster.patch("v1/services", "agents", f"engram-{tenant}", {"spec": {"ports": [{"port": 9999}]}})
+    tampered = {"spec": {"selector": {"app.kubernetes.io/instance": "someone-else"}}}
+    await cluster.patch("v1/services", "agents", f"engram-{tenant}", tampered)
     conn = await asyncpg.connect(bootstrapped)
     try:
         await conn.execute(f'DROP SCHEMA "{live["status"]["schema"]}" CASCADE')
@@ -301,7 +302,7 @@ async def test_drift_is_repaired(operator, cluster, bootstrapped):
         return (
             again
             and again["metadata"]["uid"] != deployment["metadata"]["uid"]
-            and (service["spec"]["ports"][0]["port"] == 8080)
+            and service["spec"]["selector"]["app.kubernetes.io/instance"] == tenant
         )
 
     await eventually(repaired, what="the Deployment re-created and the Service restored")
