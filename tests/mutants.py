@@ -29,6 +29,7 @@ class Mutant:
 MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcile.py", f"{OPERATOR}/status.py"
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
 DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
+MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership.py", f"{OPERATOR}/placement.py"
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
 OPERATOR_TESTS = "tests/operator/test_operator.py"
 PROVISION_TESTS = "tests/operator/test_provision.py"
@@ -285,6 +286,62 @@ MUTANTS = [
         'return (self.body["metadata"].get("annotations") or {}).get(PAUSED) == "true"',
         "return False",
         ("tests/operator/test_day2.py", "-k", "pause"),
+    ),
+    Mutant(
+        "a second operator acts beside the first (no leader election)",
+        MAIN,
+        "if not config.leader_election.enabled:",
+        "if True:",
+        ("tests/operator/test_entrypoint.py", "-k", "second_operator"),
+    ),
+    Mutant(
+        "a candidate takes a lease that is still held",
+        LEADERSHIP,
+        "if holder and not ours and time.monotonic() < self._seen.at + held_for:",
+        "if False:",
+        ("tests/operator/test_leadership.py",),
+    ),
+    Mutant(
+        "a clean stop does not hand the lease back",
+        LEADERSHIP,
+        'spec = {"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": _now()}',
+        "return",
+        ("tests/operator/test_leadership.py", "-k", "released"),
+    ),
+    Mutant(
+        "every unpinned tenant goes to the first instance (no balancing)",
+        PLACEMENT,
+        "return min(surveys, key=lambda s: (s.tenants, s.instance)).instance",
+        "return min(s.instance for s in surveys)",
+        ("tests/operator/test_placement.py", "tests/operator/test_identity.py", "-k", "emptiest"),
+    ),
+    Mutant(
+        "a re-created tenant is placed anew instead of going back to its data",
+        PLACEMENT,
+        "holding = sorted(s.instance for s in surveys if s.holds_tenant)",
+        "holding: list[str] = []",
+        ("tests/operator/test_identity.py", "-k", "recreated"),
+    ),
+    Mutant(
+        "the placement is not recorded on the resource",
+        RECONCILE,
+        "if tenant.annotations.get(INSTANCE) != instance.name:",
+        "if False:",
+        ("tests/operator/test_identity.py", "-k", "emptiest"),
+    ),
+    Mutant(
+        "a deletion without a record of the placement leaves the schema behind",
+        RECONCILE,
+        "placed = next((s.instance for s in await self._find(tenant, claim) if s.holds_tenant), None)",
+        "placed = None",
+        ("tests/operator/test_identity.py", "-k", "without_any_record"),
+    ),
+    Mutant(
+        "claims do not name the cluster",
+        RECONCILE,
+        'return Claim(f"k8s:{self._cluster_id}/{tenant.namespace}/{tenant.name}", former)',
+        "return Claim(former)",
+        ("tests/operator/test_identity.py", "-k", "emptiest"),
     ),
     Mutant(
         "the database CA is not given to the pods",

@@ -1,6 +1,7 @@
 """`python -m engram_operator`: run the MemoryTenant operator (kopf) with the configuration file
-named by ENGRAM_OPERATOR_CONFIG. One replica: it runs standalone, without kopf's peering.
-On SIGTERM it stops within a few seconds and exits 0, even in the middle of a reconciliation."""
+named by ENGRAM_OPERATOR_CONFIG. One copy acts at a time: it waits for a Lease (leadership.py)
+before it acts, and exits 1 if it loses it. On SIGTERM it stops within a few seconds, hands the
+Lease back and exits 0, even in the middle of a reconciliation."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import os
 import sys
 import threading
 import time
-from typing import NoReturn
+from collections.abc import Coroutine
+from typing import Any, NoReturn
 
 import kopf
 from pydantic import ValidationError
@@ -20,6 +22,9 @@ from pydantic import ValidationError
 from engram_operator import metrics
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import Operator, register
+from engram_operator.kube import Kube, load_configuration
+from engram_operator.leadership import Leadership
+from engram_operator.standby import standby_liveness, until_signalled
 
 # How long the stopped operator waits for what is left (tasks, threads) before exiting anyway.
 GRACE_SECONDS = 2.0
@@ -55,23 +60,59 @@ def main(argv: list[str] | None = None) -> int:
     # Not asyncio.run(): once the operator has stopped, it would wait without end for tasks that
     # ignore cancellation and for worker threads still blocked (a DNS lookup, say).
     loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     try:
-        # On SIGTERM kopf gives the handlers under way settings.queueing.exit_timeout (2 s) to
-        # finish, then cancels them; they give up promptly (see handlers.py and provision.py).
-        kopf.run(
-            loop=loop,
-            registry=registry,
-            settings=settings,
-            standalone=True,
-            clusterwide=args.all_namespaces,
-            namespaces=args.namespace,
-            liveness_endpoint=args.liveness,
-        )
+        code = loop.run_until_complete(_serve(args, config, registry, settings))
         loop.run_until_complete(_cancel_leftovers())
     finally:
         settings.execution.executor.shutdown(wait=False, cancel_futures=True)
         loop.close()  # shuts its thread pool down without waiting
-    return 0
+    return code
+
+
+async def _serve(
+    args: argparse.Namespace, config: OperatorConfig, registry: kopf.OperatorRegistry, settings: kopf.OperatorSettings
+) -> int:
+    """Wait for the lease (serving liveness meanwhile), then run kopf while holding it. 0 on a
+    stop by signal, 1 when the lease was lost (the pod restarts and becomes a candidate again)."""
+
+    def operate(stop_flag: asyncio.Event | None = None) -> Coroutine[Any, Any, None]:
+        # On SIGTERM kopf gives the handlers under way settings.queueing.exit_timeout (2 s) to
+        # finish, then cancels them; they give up promptly (see handlers.py and provision.py).
+        return kopf.operator(
+            registry=registry,
+            settings=settings,
+            standalone=True,  # kopf's peering is not needed: the lease admits one operator
+            clusterwide=args.all_namespaces,
+            namespaces=args.namespace,
+            liveness_endpoint=args.liveness,
+            stop_flag=stop_flag,
+        )
+
+    if not config.leader_election.enabled:
+        await operate()
+        return 0
+    kube = Kube(load_configuration())
+    leadership = Leadership(kube, config.leader_election, config.leader_election.lease_namespace())
+    try:
+        async with standby_liveness(args.liveness):
+            if not await until_signalled(leadership.acquire()):
+                return 0
+        stop_flag = asyncio.Event()
+        operator = asyncio.create_task(operate(stop_flag))
+        holding = asyncio.create_task(leadership.hold())
+        await asyncio.wait({operator, holding}, return_when=asyncio.FIRST_COMPLETED)
+        if not holding.done():  # kopf stopped (a signal): the next candidate need not wait
+            holding.cancel()
+            await leadership.release()
+            await operator
+            return 0
+        logging.getLogger("engram_operator").error("stopping: %s", holding.exception())
+        stop_flag.set()
+        await operator
+        return 1
+    finally:
+        await kube.close()
 
 
 async def _cancel_leftovers() -> None:

@@ -7,6 +7,8 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
     imagePullSecrets: [registry-credentials]   # in each tenant's namespace
     driftIntervalSeconds: 60            # how often children and schemas are re-checked and repaired
     publicUrlTemplate: "http://{service}.{namespace}.svc:8080"   # base of each tenant's MCP URL
+    clusterId: eu-prod-1                # names this cluster in the databases (default: kube-system's uid)
+    leaderElection: {namespace: engram-system}   # one operator acts at a time (a Lease there)
     environmentPolicy:                  # which environments a namespace's tenants may ask for
       namespaces: {agents: [prod, test], agents-dev: [test]}
       default: []                       # every other namespace (unset policy: any namespace, any)
@@ -70,6 +72,28 @@ class EnvironmentPolicy(BaseModel):
         return self.namespaces.get(namespace, self.default)
 
 
+class LeaderElection(BaseModel):
+    """One operator acts at a time (leadership.py): the others wait for its Lease."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    enabled: bool = True
+    namespace: str | None = None  # None: the pod's own namespace ($POD_NAMESPACE), else "default"
+    name: str = "engram-operator"
+    lease_duration_seconds: float = Field(15, gt=0, alias="leaseDurationSeconds")
+    renew_deadline_seconds: float = Field(10, gt=0, alias="renewDeadlineSeconds")
+    retry_period_seconds: float = Field(2, gt=0, alias="retryPeriodSeconds")
+
+    @model_validator(mode="after")
+    def _stops_before_others_take_over(self) -> LeaderElection:
+        if not self.retry_period_seconds < self.renew_deadline_seconds < self.lease_duration_seconds:
+            raise ValueError("leaderElection: retryPeriodSeconds < renewDeadlineSeconds < leaseDurationSeconds")
+        return self
+
+    def lease_namespace(self) -> str:
+        return self.namespace or os.environ.get("POD_NAMESPACE") or "default"
+
+
 class OperatorConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 
@@ -81,6 +105,10 @@ class OperatorConfig(BaseModel):
     public_url_template: str = Field("http://{service}.{namespace}.svc:8080", alias="publicUrlTemplate")
     drift_interval_seconds: float = Field(60, gt=0, alias="driftIntervalSeconds")
     environment_policy: EnvironmentPolicy | None = Field(None, alias="environmentPolicy")  # None: no restriction
+    # Names this cluster in the claims its tenants hold in the databases. None: the uid of the
+    # cluster's kube-system namespace, unique per cluster and stable for its life.
+    cluster_id: str | None = Field(None, alias="clusterId", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+    leader_election: LeaderElection = Field(LeaderElection(), alias="leaderElection")
 
     @model_validator(mode="after")
     def _unique_names(self) -> OperatorConfig:

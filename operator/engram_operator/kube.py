@@ -33,6 +33,7 @@ _PLURALS = {
     ("networking.k8s.io/v1", "NetworkPolicy"): "networkpolicies",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "horizontalpodautoscalers",
     ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudgets",
+    ("coordination.k8s.io/v1", "Lease"): "leases",
     (f"{GROUP}/{VERSION}", "MemoryTenant"): PLURAL,
 }
 
@@ -170,6 +171,16 @@ class Kube:
         )
         return "created" if live is None else "updated"
 
+    async def create(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        meta = manifest["metadata"]
+        return await self._call("POST", _path(manifest["apiVersion"], manifest["kind"], meta["namespace"]), manifest)
+
+    async def patch(self, api_version: str, kind: str, namespace: str, name: str, patch: dict[str, Any]) -> Any:
+        """A merge patch; with ``metadata.resourceVersion`` in it, a 409 if the object changed since."""
+        return await self._call(
+            "PATCH", _path(api_version, kind, namespace, name), patch, "application/merge-patch+json"
+        )
+
     async def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         try:
             await self._call("DELETE", _path(api_version, kind, namespace, name), {"propagationPolicy": "Background"})
@@ -178,6 +189,16 @@ class Kube:
                 return False
             raise
         return True
+
+    async def cluster_uid(self) -> str:
+        """The uid of the kube-system namespace: made with the cluster, unique to it."""
+        namespace = await self._call("GET", "/api/v1/namespaces/kube-system")
+        return str(namespace["metadata"]["uid"])
+
+    async def annotate(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
+        """Merge ``annotations`` into the tenant's."""
+        path = _path(f"{GROUP}/{VERSION}", "MemoryTenant", namespace, name)
+        await self._call("PATCH", path, {"metadata": {"annotations": annotations}}, "application/merge-patch+json")
 
     async def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> bool:
         """Merge ``status`` into the tenant's; False when the tenant is gone."""

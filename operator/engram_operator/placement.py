@@ -1,6 +1,9 @@
-"""Which database instance a tenant may live on: only one of its own environment."""
+"""Which database instance a tenant may live on: only one of its own environment; where it already
+lives if it lives anywhere; else the one with the fewest tenants."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from engram_operator.config import Instance
 
@@ -9,17 +12,39 @@ class PlacementError(Exception):
     """The spec cannot be satisfied by configuration: retrying will not help."""
 
 
-def place(environment: str, requested: str | None, instances: list[Instance]) -> Instance:
-    candidates = [i for i in instances if i.environment == environment]
-    if requested:
-        chosen = next((i for i in instances if i.name == requested), None)
-        if chosen is None:
-            raise PlacementError(f"no database instance named {requested!r} is configured")
-        if chosen.environment != environment:
-            raise PlacementError(
-                f"instance {requested!r} serves {chosen.environment}, this tenant is {environment}: refused"
-            )
-        return chosen
-    if not candidates:
+@dataclass(frozen=True)
+class Survey:
+    """What placement needs to know of an instance: whether the tenant lives there, and how many do."""
+
+    instance: str
+    holds_tenant: bool
+    tenants: int
+
+
+def candidates(environment: str, instances: list[Instance]) -> list[Instance]:
+    """The instances a tenant of ``environment`` may go to."""
+    serving = [i for i in instances if i.environment == environment]
+    if not serving:
         raise PlacementError(f"no database instance serves the {environment} environment")
-    return sorted(candidates, key=lambda i: i.name)[0]
+    return serving
+
+
+def place(environment: str, requested: str, instances: list[Instance]) -> Instance:
+    """The instance named ``requested``, if it serves the tenant's environment."""
+    chosen = next((i for i in instances if i.name == requested), None)
+    if chosen is None:
+        raise PlacementError(f"no database instance named {requested!r} is configured")
+    if chosen.environment != environment:
+        raise PlacementError(
+            f"instance {requested!r} serves {chosen.environment}, this tenant is {environment}: refused"
+        )
+    return chosen
+
+
+def choose(surveys: list[Survey]) -> str:
+    """The instance that holds the tenant already (its placement was recorded nowhere else: a
+    restored or re-created resource), else the one with the fewest tenants (by name on a tie)."""
+    holding = sorted(s.instance for s in surveys if s.holds_tenant)
+    if holding:
+        return holding[0]
+    return min(surveys, key=lambda s: (s.tenants, s.instance)).instance

@@ -19,7 +19,7 @@ from engram.store.migrate import migrate_schema
 from engram.store.schema import schema_name
 from engram_operator.config import Instance
 from engram_operator.manifests import DATABASE_CA_PATH
-from engram_operator.placement import PlacementError
+from engram_operator.placement import PlacementError, Survey
 
 T = TypeVar("T")
 
@@ -31,6 +31,20 @@ class Provisioned:
     role: str
     dsn: str  # how the tenant's pods reach its schema, with the tenant role's credentials
     embedding_model: str  # the model its vectors are made with (changed only by `engram reindex`)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Who holds a tenant name in a database: a MemoryTenant, by cluster, namespace and name
+    (``k8s:<cluster>/<namespace>/<name>``), so two clusters sharing a server refuse each other's
+    tenants instead of revoking each other's keys. ``former`` is the same MemoryTenant's claim as
+    operators before cluster ids wrote it; it is taken over, once."""
+
+    holder: str
+    former: str | None = None
+
+    def accepts(self, claimed_by: str | None) -> bool:
+        return claimed_by is not None and claimed_by in (self.holder, self.former)
 
 
 def role_name(tenant: str) -> str:
@@ -104,13 +118,13 @@ async def ensure_tenant(
     dim: int,
     password: str,
     api_key: str,
-    claim: str,
+    claim: Claim,
     *,
     new_password: bool = True,
     connection_limit: int = -1,
 ) -> Provisioned:
     """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials.
-    ``claim`` names the owner (a MemoryTenant's namespace/name): a name held by another is refused.
+    ``claim`` names the owner (a MemoryTenant): a name held by another is refused.
     With ``new_password`` false the role keeps the password it has (the one the caller knows), so a
     periodic repair does not rewrite the catalog; it is still set if the role has to be fixed.
     ``connection_limit`` caps the role's sessions (-1: no cap), so no tenant can take the server's
@@ -135,7 +149,7 @@ async def ensure_tenant(
                 await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
             await conn.execute("RESET ROLE")
             if not registered:
-                await control.register_tenant(conn, tenant, schema, claim)
+                await control.register_tenant(conn, tenant, schema, claim.holder)
         # Apart and short: the rows it writes are every tenant's, so their writers take turns.
         async with conn.transaction():
             await _grant_control_reading(conn, role)
@@ -191,7 +205,7 @@ async def _grant_control_reading(conn: asyncpg.Connection, role: str) -> None:
 
 
 async def _ensure_role_and_schema(
-    conn: asyncpg.Connection, tenant: str, claim: str, password: str, new_password: bool, connection_limit: int
+    conn: asyncpg.Connection, tenant: str, claim: Claim, password: str, new_password: bool, connection_limit: int
 ) -> bool:
     """Create or repair the role and its schema; returns whether the tenant was registered already."""
     schema, role = schema_name(tenant), role_name(tenant)
@@ -247,7 +261,7 @@ async def _logs_in(instance: Instance, role: str, password: str) -> bool:
     return True
 
 
-async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:
+async def retire_tenant(instance: Instance, tenant: str, claim: Claim) -> None:
     """deletionPolicy Retain: the data stays, but nobody can log in or use a key until it is re-created."""
     schema, role = f'"{schema_name(tenant)}"', role_name(tenant)
 
@@ -262,20 +276,33 @@ async def retire_tenant(instance: Instance, tenant: str, claim: str) -> None:
     await _as_admin(instance, retire)
 
 
-async def _holds(conn: asyncpg.Connection, tenant: str, claim: str) -> bool:
+async def _holds(conn: asyncpg.Connection, tenant: str, claim: Claim) -> bool:
     """Whether ``claim`` holds the tenant name (False when nobody does); another holder is refused."""
     registered, claimed_by = await control.tenant_claim(conn, tenant)
-    if registered and claimed_by != claim:
+    if registered and not claim.accepts(claimed_by):
         holder = claimed_by or "a tenant made with `engram tenant create`"
         raise PlacementError(f"tenant name {tenant!r} on this instance belongs to {holder}: refused")
+    if registered and claimed_by != claim.holder:
+        await control.transfer_claim(conn, tenant, claim.holder)
     return registered
+
+
+async def survey(instance: Instance, tenant: str, claim: Claim) -> Survey:
+    """Whether ``claim`` holds ``tenant`` on the instance, and how many tenants it has; nothing is written."""
+
+    async def look(conn: asyncpg.Connection) -> Survey:
+        count = await control.count_tenants(conn)
+        _, claimed_by = await control.tenant_claim(conn, tenant) if count else (False, None)
+        return Survey(instance.name, claim.accepts(claimed_by), count)
+
+    return await _as_admin(instance, look)
 
 
 async def _role_exists(conn: asyncpg.Connection, role: str) -> bool:
     return bool(await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role))
 
 
-async def drop_tenant(instance: Instance, tenant: str, claim: str) -> None:
+async def drop_tenant(instance: Instance, tenant: str, claim: Claim) -> None:
     """deletionPolicy Delete: the schema, everything in it and the role go."""
     role = role_name(tenant)
 

@@ -7,6 +7,7 @@ One lock per tenant serialises them (and the status writes), as they run as conc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import secrets
 from collections import defaultdict
@@ -35,11 +36,14 @@ from engram_operator.manifests import (
     render_service,
     secret_values,
 )
-from engram_operator.placement import PlacementError, place
-from engram_operator.provision import Provisioned, drop_tenant, ensure_tenant, retire_tenant
+from engram_operator.placement import PlacementError, Survey, candidates, choose, place
+from engram_operator.provision import Claim, Provisioned, drop_tenant, ensure_tenant, retire_tenant, survey
 from engram_operator.status import Check, deployment_readiness, kstatus_checks, merge_conditions, phase_of
 
 PAUSED = "memory.engram.dev/paused"
+# Where the tenant lives, written by the operator when it places it: a status can be lost (a
+# restore, a re-created resource), and the database's claim is there to find it again too.
+INSTANCE = "memory.engram.dev/instance"
 
 
 class InvalidSpec(Exception):
@@ -76,7 +80,7 @@ class Tenant:
     def paused(self) -> bool:
         """Annotated `memory.engram.dev/paused: "true"`: the operator changes nothing (maintenance,
         a hand-made fix, a restore) until the annotation goes; deletion still proceeds."""
-        return (self.body["metadata"].get("annotations") or {}).get(PAUSED) == "true"
+        return self.annotations.get(PAUSED) == "true"
 
     @property
     def was_paused(self) -> bool:
@@ -84,9 +88,19 @@ class Tenant:
         return any(c.get("type") == "Paused" and c.get("status") == "True" for c in self.status.get("conditions") or [])
 
     @property
-    def claim(self) -> str:
-        """Who holds the tenant name in the database: this resource, by namespace and name."""
-        return f"k8s:{self.namespace}/{self.name}"
+    def annotations(self) -> dict[str, str]:
+        return self.body["metadata"].get("annotations") or {}
+
+    @property
+    def recorded_instance(self) -> str | None:
+        """The instance the operator placed the tenant on, as the resource records it."""
+        annotated, reported = self.annotations.get(INSTANCE), self.status.get("instance")
+        if annotated and reported and annotated != reported:
+            raise InvalidSpec(
+                f"the tenant lives on {reported!r} but its annotation {INSTANCE} says {annotated!r}: "
+                "moving a tenant is not supported; restore the annotation"
+            )
+        return annotated or reported
 
 
 @dataclass
@@ -140,11 +154,24 @@ class Reconciler:
         self.config = config
         self.kube = kube
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._cluster_id: str | None = None
 
     def lock(self, namespace: str, name: str) -> asyncio.Lock:
         return self._locks[(namespace, name)]
 
-    def instance_of(self, tenant: Tenant) -> Instance:
+    async def claim_of(self, tenant: Tenant) -> Claim:
+        """Who holds the tenant's name in its database: this MemoryTenant of this cluster."""
+        if self._cluster_id is None:
+            self._cluster_id = self.config.cluster_id or await self.kube.cluster_uid()
+        former = f"k8s:{tenant.namespace}/{tenant.name}"  # before claims named the cluster
+        return Claim(f"k8s:{self._cluster_id}/{tenant.namespace}/{tenant.name}", former)
+
+    async def _find(self, tenant: Tenant, claim: Claim) -> list[Survey]:
+        """Every instance the tenant may live on, surveyed: is it there, and how many tenants are."""
+        serving = candidates(tenant.spec.get("environment", ""), self.config.instances)
+        return list(await asyncio.gather(*(survey(i, tenant.name, claim) for i in serving)))
+
+    async def instance_of(self, tenant: Tenant, claim: Claim) -> Instance:
         """The instance the tenant lives on, or goes to: one of its own environment, never moved."""
         environment = tenant.spec.get("environment", "")
         policy = self.config.environment_policy
@@ -154,11 +181,12 @@ class Reconciler:
                 f"namespace {tenant.namespace!r} may not ask for the {environment} environment "
                 f"(the operator's environmentPolicy allows it {allowed}): refused"
             )
-        placed = tenant.status.get("instance")
+        placed = tenant.recorded_instance
         requested = (tenant.spec.get("database") or {}).get("instance")
         if placed and requested and requested != placed:
             raise InvalidSpec(f"the tenant lives on {placed!r}; moving it to {requested!r} is not supported")
-        return place(environment, requested or placed, self.config.instances)
+        chosen = requested or placed or choose(await self._find(tenant, claim))
+        return place(environment, chosen, self.config.instances)
 
     def view(self, tenant: Tenant, **extra: Any) -> TenantView:
         child = f"engram-{tenant.name}"
@@ -178,8 +206,11 @@ class Reconciler:
 
     async def reconcile(self, tenant: Tenant) -> Outcome:
         """Bring the tenant to its spec; raises PlacementError/InvalidSpec (permanent) or transient errors."""
-        instance = self.instance_of(tenant)
+        claim = await self.claim_of(tenant)
+        instance = await self.instance_of(tenant, claim)
         model, dim = embedding_of(tenant.spec)
+        if tenant.annotations.get(INSTANCE) != instance.name:  # recorded before anything is made there
+            await self.kube.annotate(tenant.namespace, tenant.name, {INSTANCE: instance.name})
         bare = self.view(tenant)
         secret = await self.kube.get("v1", "Secret", tenant.namespace, bare.secret_name)
         password, fresh, key = _credentials(tenant.name, secret)
@@ -190,7 +221,7 @@ class Reconciler:
             dim,
             password,
             key,
-            tenant.claim,
+            claim,
             new_password=fresh,
             connection_limit=connection_limit(tenant.spec),
         )
@@ -247,16 +278,22 @@ class Reconciler:
             ("v1", "Secret", view.secret_name),
         ):
             await self.kube.delete(api_version, kind, tenant.namespace, name)
-        placed = tenant.status.get("instance")
+        claim = await self.claim_of(tenant)
+        placed = None
+        with contextlib.suppress(InvalidSpec):  # records that disagree: the databases decide
+            placed = tenant.recorded_instance
+        if not placed:  # no record on the resource: the databases know whether it lives anywhere
+            with contextlib.suppress(PlacementError):  # no instance serves its environment
+                placed = next((s.instance for s in await self._find(tenant, claim) if s.holds_tenant), None)
         if not placed:
             return "never provisioned: no data to keep or drop"
         instance = next((i for i in self.config.instances if i.name == placed), None)
         if instance is None:
             return f"instance {placed!r} is no longer configured: its schema was left as it is"
         if tenant.spec.get("deletionPolicy") == "Delete":
-            await drop_tenant(instance, tenant.name, tenant.claim)
+            await drop_tenant(instance, tenant.name, claim)
             return f"schema and role dropped on {placed}"
-        await retire_tenant(instance, tenant.name, tenant.claim)
+        await retire_tenant(instance, tenant.name, claim)
         return f"schema kept on {placed} (deletionPolicy Retain); its role cannot log in until the tenant returns"
 
     async def publish(

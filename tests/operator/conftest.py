@@ -17,6 +17,8 @@ from tests.operator.emulator import KubeEmulator
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, write_kubeconfig
 from tests.operator.tls_proxy import TLSOnlyProxy
 
+CLUSTER_UID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+
 
 @pytest.fixture(scope="session")
 async def prod_dsn():
@@ -128,6 +130,12 @@ async def emulator(tmp_path, monkeypatch):
         verbs={"get", "list", "watch", "create", "patch", "delete"},
         subresources={"status"},
     )
+    # Its uid names the cluster, as in a real one (kmock serves no cluster-scoped objects).
+    kube["get /api/v1/namespaces/kube-system"] << {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "kube-system", "uid": CLUSTER_UID},
+    }
     async with kube, kmock.Server(kube) as server:
         monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(tmp_path / "kubeconfig", str(server.url))))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)

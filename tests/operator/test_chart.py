@@ -37,10 +37,17 @@ def test_every_rendered_object_validates_against_kubernetes(values):
         kubernetes_validate.validate(obj, "1.33", strict=True)
 
 
-def test_the_operator_runs_once_as_non_root_with_the_admin_dsns_from_secrets():
-    [deployment] = by_kind(render(), "Deployment")
+def test_the_operator_runs_as_non_root_with_the_admin_dsns_from_secrets_and_one_acts_at_a_time():
+    objects = render({"operator": {"replicas": 2}})
+    [deployment] = by_kind(objects, "Deployment")
     spec = deployment["spec"]
-    assert spec["replicas"] == 1 and spec["strategy"]["type"] == "Recreate"
+    # Two pods or a rollout's surge are safe: one holds the Lease, in the release's namespace.
+    assert spec["replicas"] == 2 and spec["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+    [configmap] = by_kind(objects, "ConfigMap")
+    election = yaml.safe_load(configmap["data"]["config.yaml"])["leaderElection"]
+    assert election["namespace"] == "engram-system" and election["name"] == "engram"
+    [lease_role] = [r for r in by_kind(objects, "Role") if r["metadata"]["name"] == "engram-leader-election"]
+    assert lease_role["metadata"]["namespace"] == "engram-system"
     pod = spec["template"]["spec"]
     [container] = pod["containers"]
     assert pod["securityContext"]["runAsNonRoot"] and container["securityContext"]["readOnlyRootFilesystem"]
@@ -88,11 +95,19 @@ def test_rbac_is_least_privilege_and_namespaced_when_asked():
     granted = rules(cluster)
     assert not any("*" in rule for rule in granted)
     assert {v for g, r, v in granted if r == "secrets"} == {"get", "create", "patch", "delete"}  # never list
-    assert len(by_kind(cluster, "ClusterRole")) == 1 and by_kind(cluster, "Role") == []
+    assert len(by_kind(cluster, "ClusterRole")) == 2 and len(by_kind(cluster, "Role")) == 1  # + Lease, cluster id
+    [cluster_id] = [r for r in by_kind(cluster, "ClusterRole") if r["metadata"]["name"] == "engram-cluster-id"]
+    assert cluster_id["rules"] == [
+        {"apiGroups": [""], "resources": ["namespaces"], "resourceNames": ["kube-system"], "verbs": ["get"]}
+    ]
 
-    namespaced = render({"operator": {"watchNamespaces": ["agents", "agents-test"]}})
+    namespaced = render({"operator": {"watchNamespaces": ["agents", "agents-test"]}, "clusterId": "eu-1"})
     assert by_kind(namespaced, "ClusterRole") == [] and by_kind(namespaced, "ClusterRoleBinding") == []
-    assert sorted(r["metadata"]["namespace"] for r in by_kind(namespaced, "Role")) == ["agents", "agents-test"]
+    assert sorted(r["metadata"]["namespace"] for r in by_kind(namespaced, "Role")) == [
+        "agents",
+        "agents-test",
+        "engram-system",
+    ]
     [deployment] = by_kind(namespaced, "Deployment")
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--namespace=agents" in args and "--all-namespaces" not in args
@@ -103,7 +118,9 @@ def test_rbac_is_least_privilege_and_namespaced_when_asked():
     [
         {"instances": [{"name": "pg", "environment": "staging", "adminDsnSecret": {"name": "s", "key": "k"}}]},
         {"instances": [{"name": "pg", "environment": "test"}]},
-        {"operator": {"replicas": 2}},
+        {"operator": {"replicas": 0}},
+        {"operator": {"leaderElection": {"leaseDurationSeconds": "long"}}},
+        {"clusterId": "no spaces"},
         {"image": {"repository": "engram", "pullPolicy": "Sometimes"}},
     ],
 )

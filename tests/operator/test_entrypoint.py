@@ -53,19 +53,27 @@ def test_bad_invocations_exit_2_with_a_message(tmp_path):
     assert unset.wait(30) == 2 and "ENGRAM_NOT_SET is not set" in unset.stderr.read()
 
 
+# Short, so that a test sees a crashed holder replaced within seconds.
+ELECTION = {
+    "namespace": "engram-system",
+    "leaseDurationSeconds": 3,
+    "renewDeadlineSeconds": 2,
+    "retryPeriodSeconds": 0.5,
+}
+
+
 @contextlib.asynccontextmanager
 async def running_operator(
-    tmp_path: Path, dsn: str, drift_interval: float = 60, *extra: str
+    tmp_path: Path, dsn: str, drift_interval: float = 60, *extra: str, log: str = "operator.log"
 ) -> AsyncIterator[subprocess.Popen]:
     """The operator watching namespace `agents`, its one instance the test server at ``dsn``.
     Whatever happens in the test, the process does not outlive it."""
     config = tmp_path / "config.yaml"
     instances = [{"name": "pg-test", "environment": "test", "adminDsnEnv": "PG"}]
-    config.write_text(yaml.safe_dump({"instances": instances, "driftIntervalSeconds": drift_interval}))
+    settings = {"instances": instances, "driftIntervalSeconds": drift_interval, "leaderElection": ELECTION}
+    config.write_text(yaml.safe_dump(settings))
     env = {"ENGRAM_OPERATOR_CONFIG": str(config), "PG": dsn}
-    process = operator_process(
-        "--namespace", "agents", "--log-format", "plain", *extra, env=env, log=tmp_path / "operator.log"
-    )
+    process = operator_process("--namespace", "agents", "--log-format", "plain", *extra, env=env, log=tmp_path / log)
     try:
         yield process
     finally:
@@ -74,16 +82,16 @@ async def running_operator(
             process.wait(30)
 
 
-async def stop(process: subprocess.Popen, tmp_path: Path) -> None:
+async def stop(process: subprocess.Popen, tmp_path: Path, log: str = "operator.log") -> None:
     """SIGTERM; the process must exit 0 within STOPS_WITHIN seconds. Polled from this loop, which
     serves the emulator and must go on answering the stopping operator."""
     process.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + STOPS_WITHIN
     while process.poll() is None and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    log = (tmp_path / "operator.log").read_text()[-3000:]
-    assert process.poll() is not None, f"still running {STOPS_WITHIN} s after SIGTERM:\n{log}"
-    assert process.returncode == 0, log
+    text = (tmp_path / log).read_text()[-3000:]
+    assert process.poll() is not None, f"still running {STOPS_WITHIN} s after SIGTERM:\n{text}"
+    assert process.returncode == 0, text
 
 
 def provisioned(cluster: Cluster, tenant: str) -> bool:
@@ -101,6 +109,50 @@ async def test_the_operator_process_serves_tenants_and_stops_on_sigterm(emulator
             scraped = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
         assert sample in scraped, scraped[-2000:]
         await stop(process, tmp_path)
+
+
+def lease_holder(cluster: Cluster) -> str | None:
+    lease = cluster.get("coordination.k8s.io/v1/leases", "engram-system", "engram-operator") or {}
+    return (lease.get("spec") or {}).get("holderIdentity")
+
+
+async def test_a_second_operator_waits_for_the_lease_and_takes_over_when_the_first_dies(
+    emulator, cluster, bootstrapped, tmp_path
+):
+    def log(which: str) -> str:
+        return (tmp_path / which).read_text()
+
+    full = ("--log-format", "json")  # each line of a handler names its object
+    async with running_operator(tmp_path, bootstrapped, 60, *full, log="first.log") as first:
+        before = name()
+        await cluster.apply_tenant("agents", before, {"environment": "test"})
+        await eventually(lambda: provisioned(cluster, before), what="provisioned by the first operator")
+        first_holder = lease_holder(cluster)
+        async with running_operator(tmp_path, bootstrapped, 60, *full, log="second.log") as second:
+            await eventually(lambda: "waiting for the lease" in log("second.log"), what="the second one waiting")
+            during = name()
+            await cluster.apply_tenant("agents", during, {"environment": "test"})
+            await eventually(lambda: provisioned(cluster, during), what="provisioned while both run")
+            await asyncio.sleep(2 * ELECTION["leaseDurationSeconds"])  # the second stays a candidate
+            assert lease_holder(cluster) == first_holder and second.poll() is None
+            assert during in log("first.log") and during not in log("second.log")
+
+            first.kill()  # no clean stop: the lease is not handed back, it expires
+            await eventually(lambda: "holding the lease" in log("second.log"), what="the second taking over")
+            after = name()
+            await cluster.apply_tenant("agents", after, {"environment": "test"})
+            await eventually(lambda: provisioned(cluster, after), what="provisioned by the second operator")
+            assert after in log("second.log") and lease_holder(cluster) not in (None, first_holder)
+
+            # Someone else holds the lease now: the second operator stops acting and exits 1.
+            await cluster.patch(
+                "coordination.k8s.io/v1/leases",
+                "engram-system",
+                "engram-operator",
+                {"spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 60}},
+            )
+            await eventually(lambda: second.poll() is not None, what="the second operator exiting")
+            assert second.returncode == 1, log("second.log")[-2000:]
 
 
 async def waiting_on_registry(conn: asyncpg.Connection) -> int:

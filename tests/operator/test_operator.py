@@ -20,6 +20,7 @@ from engram_operator import metrics
 from engram_operator.config import Instance, OperatorConfig
 from engram_operator.manifests import DATABASE_CA_PATH, secret_values
 from tests.conftest import ServerThread, free_port
+from tests.operator.conftest import CLUSTER_UID
 from tests.operator.harness import Cluster, OperatorThread, catalog_footprint, eventually
 
 CHILDREN = {
@@ -210,7 +211,7 @@ async def test_the_same_name_in_another_namespace_does_not_get_the_schema(operat
     await cluster.apply_tenant("team-a", tenant, {"environment": "test"})
     await eventually(lambda: condition(cluster.tenant("team-a", tenant), "Provisioned").get("status") == "True")
     await cluster.apply_tenant("team-b", tenant, {"environment": "test"})
-    await refused(cluster, "team-b", tenant, f"belongs to k8s:team-a/{tenant}")
+    await refused(cluster, "team-b", tenant, f"belongs to k8s:{CLUSTER_UID}/team-a/{tenant}")
 
 
 async def test_an_invalid_spec_is_refused(operator, cluster):

@@ -1,7 +1,7 @@
 import pytest
 
 from engram_operator.config import Instance
-from engram_operator.placement import PlacementError, place
+from engram_operator.placement import PlacementError, Survey, candidates, choose, place
 
 INSTANCES = [
     Instance(name="pg-test-b", environment="test", adminDsn="postgresql://a@h/db"),
@@ -11,9 +11,15 @@ INSTANCES = [
 
 
 def test_a_tenant_goes_to_an_instance_of_its_environment():
-    assert place("test", None, INSTANCES).name == "pg-test-a"
-    assert place("prod", None, INSTANCES).name == "pg-prod"
+    assert [i.name for i in candidates("test", INSTANCES)] == ["pg-test-b", "pg-test-a"]
+    assert [i.name for i in candidates("prod", INSTANCES)] == ["pg-prod"]
     assert place("test", "pg-test-b", INSTANCES).name == "pg-test-b"
+
+
+def test_a_new_tenant_goes_where_it_already_lives_else_to_the_emptiest_instance():
+    assert choose([Survey("pg-a", False, 3), Survey("pg-b", False, 1), Survey("pg-c", False, 2)]) == "pg-b"
+    assert choose([Survey("pg-b", False, 1), Survey("pg-a", False, 1)]) == "pg-a"  # a tie: by name
+    assert choose([Survey("pg-a", False, 0), Survey("pg-b", True, 9)]) == "pg-b"
 
 
 def test_asking_for_the_other_environments_instance_is_refused():
@@ -22,4 +28,4 @@ def test_asking_for_the_other_environments_instance_is_refused():
     with pytest.raises(PlacementError, match="no database instance named"):
         place("test", "pg-nowhere", INSTANCES)
     with pytest.raises(PlacementError, match="no database instance serves"):
-        place("prod", None, INSTANCES[:2])
+        candidates("prod", INSTANCES[:2])

@@ -15,7 +15,15 @@ from engram.settings import Settings
 from engram_operator.config import Instance
 from engram_operator.manifests import DATABASE_CA_PATH
 from engram_operator.placement import PlacementError
-from engram_operator.provision import drop_tenant, ensure_tenant, retire_tenant, role_name, tenant_dsn
+from engram_operator.provision import (
+    Claim,
+    drop_tenant,
+    ensure_tenant,
+    retire_tenant,
+    role_name,
+    survey,
+    tenant_dsn,
+)
 from tests.operator.harness import catalog_footprint
 
 MODEL, DIM = "use-multilingual-v3", 512
@@ -26,11 +34,11 @@ def name() -> str:
     return f"op-{uuid.uuid4().hex[:8]}"
 
 
-def claim(tenant: str) -> str:
-    return f"k8s:agents/{tenant}"
+def claim(tenant: str, cluster: str = "cluster-a") -> Claim:
+    return Claim(f"k8s:{cluster}/agents/{tenant}", former=f"k8s:agents/{tenant}")
 
 
-async def provision(instance: Instance, tenant: str, key: str | None = None, owner: str | None = None):
+async def provision(instance: Instance, tenant: str, key: str | None = None, owner: Claim | None = None):
     password = secrets.token_urlsafe(16)
     return await ensure_tenant(
         instance, tenant, MODEL, DIM, password, key or f"ek.{tenant}.secret", owner or claim(tenant)
@@ -127,10 +135,42 @@ async def test_delete_drops_schema_and_role(prod_instance, prod_dsn):
 async def test_a_name_held_by_another_owner_is_refused(test_instance):
     tenant = name()
     await provision(test_instance, tenant)
-    with pytest.raises(PlacementError, match=f"belongs to k8s:agents/{tenant}"):
-        await provision(test_instance, tenant, owner=f"k8s:elsewhere/{tenant}")
+    elsewhere = Claim(f"k8s:cluster-a/elsewhere/{tenant}", former=f"k8s:elsewhere/{tenant}")
+    with pytest.raises(PlacementError, match=f"belongs to k8s:cluster-a/agents/{tenant}"):
+        await provision(test_instance, tenant, owner=elsewhere)
     with pytest.raises(PlacementError, match="belongs to"):
-        await drop_tenant(test_instance, tenant, f"k8s:elsewhere/{tenant}")
+        await drop_tenant(test_instance, tenant, elsewhere)
+
+
+async def test_another_cluster_sharing_the_server_cannot_take_or_revoke_a_tenant(test_instance):
+    tenant = name()
+    first = await provision(test_instance, tenant, f"ek.{tenant}.mine")
+    with pytest.raises(PlacementError, match=f"belongs to k8s:cluster-a/agents/{tenant}"):
+        await provision(test_instance, tenant, f"ek.{tenant}.theirs", owner=claim(tenant, cluster="cluster-b"))
+    with pytest.raises(PlacementError, match="belongs to"):
+        await retire_tenant(test_instance, tenant, claim(tenant, cluster="cluster-b"))
+    async with engram_session(Settings(database_url=first.dsn, tenant=tenant), first.dsn) as engram:
+        await engram.tenants.authenticate(tenant, f"ek.{tenant}.mine")  # still valid: nothing revoked
+
+
+async def test_a_claim_from_before_cluster_ids_is_taken_over_by_its_own_tenant(test_instance):
+    tenant = name()
+    admin = await asyncpg.connect(test_instance.admin_dsn.get_secret_value())
+    try:
+        await provision(test_instance, tenant)
+        await admin.execute(
+            "UPDATE engram_control.tenants SET claimed_by = $2 WHERE name = $1", tenant, f"k8s:agents/{tenant}"
+        )
+        found = await survey(test_instance, tenant, claim(tenant))
+        assert found.holds_tenant and found.tenants >= 1
+        await provision(test_instance, tenant)
+        assert (
+            await admin.fetchval("SELECT claimed_by FROM engram_control.tenants WHERE name = $1", tenant)
+            == f"k8s:cluster-a/agents/{tenant}"
+        )
+        assert not (await survey(test_instance, tenant, claim(tenant, cluster="cluster-b"))).holds_tenant
+    finally:
+        await admin.close()
 
 
 async def test_a_retired_tenant_keeps_its_data_but_cannot_log_in_until_it_returns(test_instance):

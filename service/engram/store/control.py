@@ -48,6 +48,17 @@ async def tenant_claim(conn: asyncpg.Connection, name: str) -> tuple[bool, str |
     return (row is not None, row["claimed_by"] if row else None)
 
 
+async def transfer_claim(conn: asyncpg.Connection, name: str, claimed_by: str) -> None:
+    await conn.execute(f"UPDATE {S}.tenants SET claimed_by = $2 WHERE name = $1", name, claimed_by)
+
+
+async def count_tenants(conn: asyncpg.Connection) -> int:
+    """How many tenants the database holds (0 before its control schema exists)."""
+    if not await conn.fetchval("SELECT to_regclass('engram_control.tenants') IS NOT NULL"):
+        return 0
+    return int(await conn.fetchval(f"SELECT count(*) FROM {S}.tenants"))
+
+
 async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch(f"SELECT name, schema_name, created_at FROM {S}.tenants ORDER BY name")
 
