@@ -29,6 +29,7 @@ class Mutant:
 MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcile.py", f"{OPERATOR}/status.py"
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
 DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
+TENANT_META, DAY2_TESTS = "service/engram/store/tenant_meta.py", "tests/operator/test_day2.py"
 MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership.py", f"{OPERATOR}/placement.py"
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
 OPERATOR_TESTS = "tests/operator/test_operator.py"
@@ -342,6 +343,41 @@ MUTANTS = [
         'return Claim(f"k8s:{self._cluster_id}/{tenant.namespace}/{tenant.name}", former)',
         "return Claim(former)",
         ("tests/operator/test_identity.py", "-k", "emptiest"),
+    ),
+    Mutant(
+        "the pods read the DSN from the agents' Secret",
+        MANIFESTS,
+        '"valueFrom": {"secretKeyRef": {"name": t.database_secret_name, "key": "dsn"}},',
+        '"valueFrom": {"secretKeyRef": {"name": t.client_secret_name, "key": "dsn"}},',
+        UNIT,
+    ),
+    Mutant(
+        "a rotation revokes the keys before it at once (no overlap)",
+        RECONCILE,
+        'overlap = float((tenant.spec.get("apiKey") or {}).get("rotationOverlapSeconds", DEFAULT_KEY_OVERLAP_SECONDS))',
+        "overlap = 0.0",
+        (DAY2_TESTS, "-k", "rotated"),
+    ),
+    Mutant(
+        "the same rotate-key value rotates the key on every pass",
+        RECONCILE,
+        "elif requested and requested != handled:",
+        "elif requested:",
+        (DAY2_TESTS, "-k", "rotated"),
+    ),
+    Mutant(
+        "the service refuses a retiring key during its overlap",
+        TENANT_META,
+        "WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now()))",
+        "WHERE key_hash = $1 AND revoked_at IS NULL)",
+        (DAY2_TESTS, "-k", "rotated"),
+    ),
+    Mutant(
+        "a Secret from before the split is ignored (new password and key)",
+        RECONCILE,
+        "given = credentials_of(tenant, database or legacy, client or legacy)",
+        "given = credentials_of(tenant, database, client)",
+        (DAY2_TESTS, "-k", "split"),
     ),
     Mutant(
         "the database CA is not given to the pods",

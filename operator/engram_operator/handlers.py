@@ -103,7 +103,9 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
         if drift:
             kopf.warn(body, reason="DriftRepaired", message=f"{child} had drifted from the spec: {applied} again")
         else:
-            kopf.info(body, reason=applied.capitalize(), message=child)
+            kopf.info(body, reason="Removed" if applied == "deleted" else applied.capitalize(), message=child)
+    if outcome.key_rotated:
+        kopf.info(body, reason="KeyRotated", message=outcome.key_rotated)
     _announce_ready(body, published, outcome.ready)
 
 

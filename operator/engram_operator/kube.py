@@ -37,7 +37,7 @@ _PLURALS = {
     (f"{GROUP}/{VERSION}", "MemoryTenant"): PLURAL,
 }
 
-Applied = Literal["created", "updated", "unchanged"]
+Applied = Literal["created", "updated", "deleted", "unchanged"]
 
 
 def load_configuration() -> Configuration:

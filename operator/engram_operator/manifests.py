@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 HTTP_PORT = 8080
 UID = 10001
-# Where a tenant's pods find the CA that verifies their database server (from the credentials Secret).
+# Where a tenant's pods find the CA that verifies their database server (from the database Secret).
 DATABASE_CA_DIR = "/etc/engram/database"
 DATABASE_CA_PATH = f"{DATABASE_CA_DIR}/ca.crt"
 
@@ -27,7 +27,7 @@ class TenantView:
     public_url: str = ""  # base of the MCP URL; default: the Service's cluster DNS name
     image_pull_policy: str = "IfNotPresent"
     embedding_model: str | None = None  # the model the tenant's vectors are made with
-    # A digest of the Secret's contents on the pod template: new credentials roll the pods.
+    # A digest of the database Secret's contents on the pod template: new credentials roll the pods.
     credentials_digest: str = ""
     database_ca: str | None = None  # PEM of the CA the pods verify the database server with
     image_pull_secrets: tuple[str, ...] = ()  # Secrets of the tenant's namespace the kubelet pulls with
@@ -37,7 +37,19 @@ class TenantView:
         return f"engram-{self.name}"
 
     @property
-    def secret_name(self) -> str:
+    def database_secret_name(self) -> str:
+        """The service's Secret: the DSN with the tenant role's password (and the CA). Only the
+        tenant's own pods need it; whoever reads it can run SQL in the tenant's schema."""
+        return f"engram-{self.name}-database"
+
+    @property
+    def client_secret_name(self) -> str:
+        """The agents' Secret: the API key and the URLs, and nothing that opens the database."""
+        return f"engram-{self.name}-client"
+
+    @property
+    def legacy_secret_name(self) -> str:
+        """Where both lived before they were split (read once for the credentials, then deleted)."""
         return f"engram-{self.name}-credentials"
 
     @property
@@ -66,18 +78,30 @@ def _metadata(t: TenantView, name: str) -> dict[str, Any]:
     return {"name": name, "namespace": t.namespace, "labels": t.labels}
 
 
-def render_secret(t: TenantView, dsn: str, api_key: str) -> dict[str, Any]:
-    values = {"dsn": dsn, "api-key": api_key, "mcp-url": t.mcp_url()}
-    if t.database_ca:
-        values["ca.crt"] = t.database_ca
+# On the client Secret: the value of the tenant's rotate-key annotation its key was made for.
+KEY_ROTATION = "memory.engram.dev/key-rotation"
+
+
+def _secret(t: TenantView, name: str, values: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    metadata = _metadata(t, name) | ({"annotations": annotations} if annotations else {})
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": _metadata(t, t.secret_name),
+        "metadata": metadata,
         "type": "Opaque",
         # `data`, not `stringData`: it is what the API server returns, so drift is a plain comparison.
         "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()},
     }
+
+
+def render_database_secret(t: TenantView, dsn: str) -> dict[str, Any]:
+    values = {"dsn": dsn} | ({"ca.crt": t.database_ca} if t.database_ca else {})
+    return _secret(t, t.database_secret_name, values, {})
+
+
+def render_client_secret(t: TenantView, api_key: str, rotation: str | None) -> dict[str, Any]:
+    values = {"api-key": api_key, "mcp-url": t.mcp_url(), "rest-url": f"{t.base_url}/t/{t.name}/v1"}
+    return _secret(t, t.client_secret_name, values, {KEY_ROTATION: rotation} if rotation else {})
 
 
 def secret_values(secret: dict[str, Any]) -> dict[str, str]:
@@ -107,7 +131,10 @@ def _env(t: TenantView) -> list[dict[str, Any]]:
     if public_host and f"{public_host}:*" not in hosts:
         hosts += [public_host, f"{public_host}:*"]  # a Host header without a port needs the bare name
     env = [
-        {"name": "ENGRAM_DATABASE_URL", "valueFrom": {"secretKeyRef": {"name": t.secret_name, "key": "dsn"}}},
+        {
+            "name": "ENGRAM_DATABASE_URL",
+            "valueFrom": {"secretKeyRef": {"name": t.database_secret_name, "key": "dsn"}},
+        },
         {"name": "ENGRAM_TENANT", "value": t.name},
         {"name": "ENGRAM_ENVIRONMENT", "value": t.environment},
         {"name": "ENGRAM_PUBLIC_URL", "value": t.base_url},
@@ -198,7 +225,8 @@ def _database_ca_volume(t: TenantView) -> list[dict[str, Any]]:
     if not t.database_ca:
         return []
     items = [{"key": "ca.crt", "path": "ca.crt"}]
-    return [{"name": "database-ca", "secret": {"secretName": t.secret_name, "items": items, "defaultMode": 0o444}}]
+    secret = {"secretName": t.database_secret_name, "items": items, "defaultMode": 0o444}
+    return [{"name": "database-ca", "secret": secret}]
 
 
 def autoscaling(spec: dict[str, Any]) -> dict[str, Any] | None:

@@ -122,13 +122,15 @@ async def ensure_tenant(
     *,
     new_password: bool = True,
     connection_limit: int = -1,
+    key_overlap: float = 0.0,
 ) -> Provisioned:
     """Create or repair the tenant; ``password`` and ``api_key`` become (or stay) its credentials.
     ``claim`` names the owner (a MemoryTenant): a name held by another is refused.
     With ``new_password`` false the role keeps the password it has (the one the caller knows), so a
     periodic repair does not rewrite the catalog; it is still set if the role has to be fixed.
     ``connection_limit`` caps the role's sessions (-1: no cap), so no tenant can take the server's
-    every connection."""
+    every connection. A new ``api_key`` retires the keys before it after ``key_overlap`` seconds
+    (a rotation: agents move to the new key meanwhile), or at once (a lost key)."""
     schema, role = schema_name(tenant), role_name(tenant)
 
     async def provision(conn: asyncpg.Connection) -> str:
@@ -145,7 +147,7 @@ async def ensure_tenant(
                 await tenant_meta.write_meta(conn, f'"{schema}"', tenant, model, dim)
                 meta = await tenant_meta.read_meta(conn, f'"{schema}"')
             if not await tenant_meta.key_is_valid(conn, f'"{schema}"', hash_key(api_key)):
-                await tenant_meta.revoke_all_keys(conn, f'"{schema}"')
+                await tenant_meta.retire_keys(conn, f'"{schema}"', key_overlap)
                 await tenant_meta.add_key(conn, f'"{schema}"', hash_key(api_key))
             await conn.execute("RESET ROLE")
             if not registered:

@@ -22,17 +22,19 @@ from engram.services.tenants import new_key
 from engram_operator.config import Instance, OperatorConfig
 from engram_operator.kube import Applied, Kube
 from engram_operator.manifests import (
+    KEY_ROTATION,
     TenantView,
     autoscaling,
     most_replicas,
     needs_disruption_budget,
     pool_size,
     render_autoscaler,
+    render_client_secret,
     render_cronjob,
+    render_database_secret,
     render_deployment,
     render_disruption_budget,
     render_network_policy,
-    render_secret,
     render_service,
     secret_values,
 )
@@ -44,6 +46,10 @@ PAUSED = "memory.engram.dev/paused"
 # Where the tenant lives, written by the operator when it places it: a status can be lost (a
 # restore, a re-created resource), and the database's claim is there to find it again too.
 INSTANCE = "memory.engram.dev/instance"
+# Set (or changed) to any value, a new API key is issued; the ones before stay valid for
+# spec.apiKey.rotationOverlapSeconds, so that every agent can move to the new one meanwhile.
+ROTATE_KEY = "memory.engram.dev/rotate-key"
+DEFAULT_KEY_OVERLAP_SECONDS = 3600
 
 
 class InvalidSpec(Exception):
@@ -111,6 +117,7 @@ class Outcome:
     ready: Check
     degraded: Check
     model_pending: str | None  # why the spec's embedding model is not in use yet
+    key_rotated: str | None = None  # what became of the keys, when the rotate-key annotation asked
 
     @property
     def provisioned_check(self) -> Check:
@@ -138,15 +145,35 @@ def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
     return model, int(embedding["dimension"])
 
 
-def _credentials(tenant: str, secret: dict[str, Any] | None) -> tuple[str, bool, str]:
-    """(database password, whether it is new, API key): kept from the tenant's Secret, made anew
-    when it is gone."""
-    values = secret_values(secret) if secret else {}
-    password = unquote(urlsplit(values.get("dsn", "")).password or "")
-    key = values.get("api-key", "")
-    if not key.startswith(f"ek.{tenant}."):
-        key = new_key(tenant)
-    return password or secrets.token_urlsafe(24), not password, key
+@dataclass(frozen=True)
+class Credentials:
+    """The tenant's database password and API key, kept from its Secrets or made anew."""
+
+    password: str
+    new_password: bool
+    key: str
+    # A key made by a rotation: the ones before stay valid this many seconds. None: the key is
+    # the one the Secret holds, or a new one because it was lost (the others are revoked at once).
+    key_overlap: float | None
+    rotation: str | None  # the rotate-key annotation's value the key answers
+
+
+def credentials_of(tenant: Tenant, database: dict[str, Any] | None, client: dict[str, Any] | None) -> Credentials:
+    """Kept from the Secrets; a new key when the client Secret lost it, or when the tenant's
+    rotate-key annotation has a value the client Secret's key was not made for."""
+    db_values = secret_values(database) if database else {}
+    client_values = secret_values(client) if client else {}
+    password = unquote(urlsplit(db_values.get("dsn", "")).password or "")
+    key = client_values.get("api-key", "")
+    handled = ((client or {}).get("metadata", {}).get("annotations") or {}).get(KEY_ROTATION)
+    requested = tenant.annotations.get(ROTATE_KEY)
+    overlap = None
+    if not key.startswith(f"ek.{tenant.name}."):
+        key = new_key(tenant.name)
+    elif requested and requested != handled:
+        key = new_key(tenant.name)
+        overlap = float((tenant.spec.get("apiKey") or {}).get("rotationOverlapSeconds", DEFAULT_KEY_OVERLAP_SECONDS))
+    return Credentials(password or secrets.token_urlsafe(24), not password, key, overlap, requested or handled)
 
 
 class Reconciler:
@@ -212,29 +239,35 @@ class Reconciler:
         if tenant.annotations.get(INSTANCE) != instance.name:  # recorded before anything is made there
             await self.kube.annotate(tenant.namespace, tenant.name, {INSTANCE: instance.name})
         bare = self.view(tenant)
-        secret = await self.kube.get("v1", "Secret", tenant.namespace, bare.secret_name)
-        password, fresh, key = _credentials(tenant.name, secret)
+        database, client, legacy = [
+            await self.kube.get("v1", "Secret", tenant.namespace, secret)
+            for secret in (bare.database_secret_name, bare.client_secret_name, bare.legacy_secret_name)
+        ]
+        given = credentials_of(tenant, database or legacy, client or legacy)
         provisioned = await ensure_tenant(
             instance,
             tenant.name,
             model,
             dim,
-            password,
-            key,
+            given.password,
+            given.key,
             claim,
-            new_password=fresh,
+            new_password=given.new_password,
             connection_limit=connection_limit(tenant.spec),
+            key_overlap=given.key_overlap or 0.0,
         )
         ca = instance.tls.root_cert
         view = self.view(
             tenant,
             embedding_model=provisioned.embedding_model,
-            credentials_digest=hashlib.sha256(f"{provisioned.dsn}\n{key}\n{ca or ''}".encode()).hexdigest()[:16],
+            # What the pods use: the DSN and the CA (the API key is the agents', checked in the database).
+            credentials_digest=hashlib.sha256(f"{provisioned.dsn}\n{ca or ''}".encode()).hexdigest()[:16],
             database_ca=ca,
         )
         changed: dict[str, Applied] = {}
         children = [
-            render_secret(view, provisioned.dsn, key),
+            render_database_secret(view, provisioned.dsn),
+            render_client_secret(view, given.key, given.rotation),
             render_deployment(view),
             render_service(view),
             render_cronjob(view),
@@ -250,12 +283,14 @@ class Reconciler:
                 continue
             unwanted = render(view)
             if await self.kube.delete(unwanted["apiVersion"], unwanted["kind"], tenant.namespace, view.child_name):
-                changed[f"{unwanted['kind']}/{view.child_name}"] = "updated"
+                changed[f"{unwanted['kind']}/{view.child_name}"] = "deleted"
         for child in children:
             kopf.adopt(child, owner=tenant.body)
             applied = await self.kube.apply(child)
             if applied != "unchanged":
                 changed[f"{child['kind']}/{child['metadata']['name']}"] = applied
+        if legacy is not None and await self.kube.delete("v1", "Secret", tenant.namespace, view.legacy_secret_name):
+            changed[f"Secret/{view.legacy_secret_name}"] = "deleted"  # split into the two above
         deployment = await self.kube.get("apps/v1", "Deployment", tenant.namespace, view.child_name)
         pending = None
         if provisioned.embedding_model != model:
@@ -263,7 +298,13 @@ class Reconciler:
                 f"spec asks for {model} but the vectors are {provisioned.embedding_model}: run "
                 f"`engram reindex --tenant {tenant.name} --model {model}` (until then the service keeps the old model)"
             )
-        return Outcome(provisioned, view.mcp_url(), changed, *deployment_readiness(deployment), pending)
+        rotated = None
+        if given.key_overlap is not None:
+            rotated = (
+                f"a new API key is in Secret {view.client_secret_name}; the keys before it stay valid for "
+                f"{given.key_overlap:.0f}s"
+            )
+        return Outcome(provisioned, view.mcp_url(), changed, *deployment_readiness(deployment), pending, rotated)
 
     async def remove(self, tenant: Tenant) -> str:
         """Delete the children; then retain (lock) or drop the schema. Returns what became of the data."""
@@ -275,7 +316,9 @@ class Reconciler:
             ("networking.k8s.io/v1", "NetworkPolicy", view.child_name),
             ("autoscaling/v2", "HorizontalPodAutoscaler", view.child_name),
             ("policy/v1", "PodDisruptionBudget", view.child_name),
-            ("v1", "Secret", view.secret_name),
+            ("v1", "Secret", view.database_secret_name),
+            ("v1", "Secret", view.client_secret_name),
+            ("v1", "Secret", view.legacy_secret_name),
         ):
             await self.kube.delete(api_version, kind, tenant.namespace, name)
         claim = await self.claim_of(tenant)

@@ -48,7 +48,7 @@ async def test_a_memory_tenant_serves_mcp_on_a_real_cluster(installed, kube):
         GROUP, VERSION, "agents", PLURAL, tenant(name, networkPolicy={"enabled": True})
     )
     until(lambda: phase(custom, name) == "Ready", 600, f"{name} Ready")
-    key = secret_value(kube, "agents", f"engram-{name}-credentials", "api-key")
+    key = secret_value(kube, "agents", f"engram-{name}-client", "api-key")
 
     port = free_port()
     forward = subprocess.Popen(

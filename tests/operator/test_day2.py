@@ -1,12 +1,21 @@
 """Living next to other controllers and people on a busy cluster: the operator repairs real drift
 and nothing else (non-canonical quantities, fields other managers own, an autoscaler's replicas),
-removes what the spec stops asking for, and changes nothing while a tenant is paused. Against the
-emulator, whose server-side apply keeps field ownership as the API server does (ssa.py)."""
+removes what the spec stops asking for, and changes nothing while a tenant is paused; API keys
+rotate with an overlap, and a Secret from before the split into database and client Secrets is
+split without new credentials. Against the emulator, whose server-side apply keeps field ownership
+as the API server does (ssa.py)."""
 
 import asyncio
+import base64
 
+import asyncpg
+
+from engram.errors import Unauthorized
+from engram.runtime import engram_session
+from engram.services.tenants import hash_key
+from engram.settings import Settings
 from tests.operator.harness import TENANTS, Cluster, eventually
-from tests.operator.test_operator import condition, name, phase, ready_tenant
+from tests.operator.test_operator import condition, credentials, name, phase, ready_tenant
 
 # The fixtures' drift interval is 1 s: this is several passes of the drift timer.
 SEVERAL_DRIFT_PASSES = 3.5
@@ -115,3 +124,100 @@ async def test_a_paused_tenant_is_left_alone_until_it_is_resumed(operator, clust
     await eventually(lambda: condition(cluster.tenant("agents", tenant), "Paused")["status"] == "False")
     await cluster.play_deployment_controller("agents", f"engram-{tenant}")
     await eventually(lambda: phase(cluster, "agents", tenant) == "Ready")
+
+
+async def key_works(dsn: str, tenant: str, key: str) -> bool:
+    """Whether the tenant's service (on the pods' DSN) takes ``key``."""
+    async with engram_session(Settings(database_url=dsn, environment="test", tenant=tenant), dsn) as engram:
+        try:
+            await engram.tenants.authenticate(tenant, key)
+        except Unauthorized:
+            return False
+        return True
+
+
+async def seconds_left(dsn: str, tenant: str, key: str) -> float | None:
+    """How long ``key`` stays valid (None: no end set)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        schema = f"tenant_{tenant.replace('-', '_')}"
+        return await conn.fetchval(
+            f'SELECT EXTRACT(EPOCH FROM revoked_at - now()) FROM "{schema}".api_keys WHERE key_hash = $1',
+            hash_key(key),
+        )
+    finally:
+        await conn.close()
+
+
+def digest(cluster: Cluster, tenant: str) -> str:
+    deployment = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")
+    return deployment["spec"]["template"]["metadata"]["annotations"]["memory.engram.dev/credentials-digest"]
+
+
+async def rotate(cluster: Cluster, tenant: str, value: str, before: str) -> str:
+    """Annotate the tenant to rotate its key; the new key once the client Secret holds it."""
+    await cluster.patch(
+        TENANTS, "agents", tenant, {"metadata": {"annotations": {"memory.engram.dev/rotate-key": value}}}
+    )
+    await eventually(lambda: credentials(cluster, "agents", tenant)["api-key"] != before, what="a new key")
+    return credentials(cluster, "agents", tenant)["api-key"]
+
+
+async def test_a_rotated_key_leaves_the_old_one_valid_for_the_overlap_then_not(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test", "apiKey": {"rotationOverlapSeconds": 3600}})
+    first = credentials(cluster, "agents", tenant)
+    rolled = digest(cluster, tenant)
+
+    second = await rotate(cluster, tenant, "2026-12-04", first["api-key"])
+    assert await key_works(first["dsn"], tenant, second) and await key_works(first["dsn"], tenant, first["api-key"])
+    assert 3500 < await seconds_left(first["dsn"], tenant, first["api-key"]) <= 3600
+    assert await seconds_left(first["dsn"], tenant, second) is None
+    client = cluster.get("v1/secrets", "agents", f"engram-{tenant}-client")
+    assert client["metadata"]["annotations"]["memory.engram.dev/key-rotation"] == "2026-12-04"
+    await eventually(lambda: "KeyRotated" in cluster.reasons("agents", tenant), what="a KeyRotated event")
+    # The pods hold no key: they do not roll. The same annotation again is no new rotation.
+    await asyncio.sleep(SEVERAL_DRIFT_PASSES)
+    assert credentials(cluster, "agents", tenant)["api-key"] == second and digest(cluster, tenant) == rolled
+
+    # A rotation with no overlap: every key before it stops at once, the first one's end included.
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"apiKey": {"rotationOverlapSeconds": 0}}})
+    third = await rotate(cluster, tenant, "incident-42", second)
+    assert await key_works(first["dsn"], tenant, third)
+    assert not await key_works(first["dsn"], tenant, second)
+    assert not await key_works(first["dsn"], tenant, first["api-key"])
+
+
+async def test_a_secret_from_before_the_split_is_split_keeping_the_password_and_key(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    before = credentials(cluster, "agents", tenant)
+    # As an operator before the split left it: one Secret with both, and neither of the new ones
+    # (made while the tenant is paused, so that no drift pass sees it half done).
+    paused = {"metadata": {"annotations": {"memory.engram.dev/paused": "true"}}}
+    await cluster.patch(TENANTS, "agents", tenant, paused)
+    await eventually(lambda: condition(cluster.tenant("agents", tenant), "Paused").get("status") == "True")
+    for secret in ("database", "client"):
+        await cluster.delete("v1/secrets", "agents", f"engram-{tenant}-{secret}")
+    legacy = {"dsn": before["dsn"], "api-key": before["api-key"], "mcp-url": before["mcp-url"]}
+    await cluster._request(
+        "POST",
+        "/api/v1/namespaces/agents/secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"engram-{tenant}-credentials", "namespace": "agents"},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in legacy.items()},
+        },
+    )
+    await cluster.patch(TENANTS, "agents", tenant, {"metadata": {"annotations": {"memory.engram.dev/paused": None}}})
+    await eventually(
+        lambda: (
+            cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials") is None
+            and cluster.get("v1/secrets", "agents", f"engram-{tenant}-client") is not None
+        ),
+        what="the old Secret split",
+    )
+    after = credentials(cluster, "agents", tenant)
+    assert (after["dsn"], after["api-key"]) == (before["dsn"], before["api-key"])
+    assert await key_works(after["dsn"], tenant, after["api-key"])

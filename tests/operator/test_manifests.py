@@ -1,6 +1,7 @@
 """Every object the operator builds validates against the Kubernetes schemas, offline and strictly."""
 
 import dataclasses
+import json
 
 import kubernetes_validate
 import pytest
@@ -8,10 +9,11 @@ import pytest
 from engram_operator.manifests import (
     DATABASE_CA_PATH,
     TenantView,
+    render_client_secret,
     render_cronjob,
+    render_database_secret,
     render_deployment,
     render_network_policy,
-    render_secret,
     render_service,
     secret_values,
 )
@@ -27,7 +29,8 @@ SPEC = {
 }
 VIEW = TenantView(name="support-bot", namespace="agents", environment="prod", image="engram:0.1.0", spec=SPEC)
 BUILT = {
-    "secret": render_secret(VIEW, "postgresql://r:p@pg:5432/engram", "ek.support-bot.x"),
+    "database-secret": render_database_secret(VIEW, "postgresql://r:p@pg:5432/engram"),
+    "client-secret": render_client_secret(VIEW, "ek.support-bot.x", "2026-12-04"),
     "deployment": render_deployment(VIEW),
     "service": render_service(VIEW),
     "cronjob": render_cronjob(VIEW),
@@ -52,7 +55,7 @@ def test_the_deployment_serves_one_tenant_as_non_root_with_probes():
     [container] = pod["containers"]
     env = {e["name"]: e for e in container["env"]}
     assert env["ENGRAM_TENANT"]["value"] == "support-bot" and env["ENGRAM_ENVIRONMENT"]["value"] == "prod"
-    assert env["ENGRAM_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": VIEW.secret_name, "key": "dsn"}
+    assert env["ENGRAM_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": VIEW.database_secret_name, "key": "dsn"}
     assert env["ENGRAM_RETRIEVAL__VECTOR_WEIGHT"]["value"] == "0.6"
     assert env["ENGRAM_LLM__API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "openai", "key": "api-key"}
     assert env["ENGRAM_LIFECYCLE__SCHEDULER_ENABLED"]["value"] == "false"
@@ -73,21 +76,23 @@ def test_the_cronjob_runs_forgetting_and_consolidation_on_the_spec_schedule():
 def test_a_database_ca_is_in_the_secret_and_mounted_where_the_dsn_names_it():
     ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
     view = dataclasses.replace(VIEW, database_ca=ca)
-    secret = secret_values(render_secret(view, "postgresql://r:p@pg/engram?sslrootcert=x", "ek.k"))
+    secret = secret_values(render_database_secret(view, "postgresql://r:p@pg/engram?sslrootcert=x"))
     assert secret["ca.crt"] == ca
     for built in (render_deployment(view), render_cronjob(view)):
         kubernetes_validate.validate(built, K8S_VERSION, strict=True)
         pod = pod_of(built)
         [volume] = [v for v in pod["volumes"] if v["name"] == "database-ca"]
         assert volume["secret"] == {
-            "secretName": view.secret_name,
+            "secretName": view.database_secret_name,
             "items": [{"key": "ca.crt", "path": "ca.crt"}],
             "defaultMode": 0o444,
         }
         [mount] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "database-ca"]
         assert f"{mount['mountPath']}/ca.crt" == DATABASE_CA_PATH and mount["readOnly"]
     without = render_deployment(VIEW)["spec"]["template"]["spec"]
-    assert [v["name"] for v in without["volumes"]] == ["tmp"] and "ca.crt" not in secret_values(BUILT["secret"])
+    assert [v["name"] for v in without["volumes"]] == ["tmp"] and "ca.crt" not in secret_values(
+        BUILT["database-secret"]
+    )
 
 
 def pods() -> dict[str, dict]:
@@ -117,6 +122,21 @@ def test_the_network_policy_admits_only_the_tenants_namespace_on_the_service_por
     spec = BUILT["networkpolicy"]["spec"]
     assert spec["podSelector"] == {"matchLabels": VIEW.selector} and spec["policyTypes"] == ["Ingress"]
     assert spec["ingress"] == [{"from": [{"podSelector": {}}], "ports": [{"port": 8080, "protocol": "TCP"}]}]
+
+
+def test_the_agents_secret_opens_no_database_and_the_services_holds_no_key():
+    client = secret_values(BUILT["client-secret"])
+    assert client == {
+        "api-key": "ek.support-bot.x",
+        "mcp-url": "http://engram-support-bot.agents.svc:8080/t/support-bot/mcp",
+        "rest-url": "http://engram-support-bot.agents.svc:8080/t/support-bot/v1",
+    }
+    assert BUILT["client-secret"]["metadata"]["annotations"] == {"memory.engram.dev/key-rotation": "2026-12-04"}
+    assert secret_values(BUILT["database-secret"]) == {"dsn": "postgresql://r:p@pg:5432/engram"}
+    assert VIEW.client_secret_name != VIEW.database_secret_name
+    # The pods read only the database Secret.
+    for built in (BUILT["deployment"], BUILT["cronjob"]):
+        assert VIEW.client_secret_name not in json.dumps(built)
 
 
 def test_new_credentials_change_the_pod_template_so_the_pods_roll():

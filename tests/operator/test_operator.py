@@ -23,12 +23,13 @@ from tests.conftest import ServerThread, free_port
 from tests.operator.conftest import CLUSTER_UID
 from tests.operator.harness import Cluster, OperatorThread, catalog_footprint, eventually
 
-CHILDREN = {
-    "v1/secrets": "engram-{}-credentials",
-    "apps/v1/deployments": "engram-{}",
-    "v1/services": "engram-{}",
-    "batch/v1/cronjobs": "engram-{}-lifecycle",
-}
+CHILDREN = (
+    ("v1/secrets", "engram-{}-database"),
+    ("v1/secrets", "engram-{}-client"),
+    ("apps/v1/deployments", "engram-{}"),
+    ("v1/services", "engram-{}"),
+    ("batch/v1/cronjobs", "engram-{}-lifecycle"),
+)
 
 
 def name(prefix: str = "mt") -> str:
@@ -53,14 +54,16 @@ async def ready_tenant(cluster: Cluster, namespace: str, tenant: str, spec: dict
 
 
 def credentials(cluster: Cluster, namespace: str, tenant: str) -> dict[str, str]:
-    return secret_values(cluster.get("v1/secrets", namespace, f"engram-{tenant}-credentials"))
+    """What the tenant's pods get (the database Secret) and what its agents get (the client Secret)."""
+    database = secret_values(cluster.get("v1/secrets", namespace, f"engram-{tenant}-database"))
+    return database | secret_values(cluster.get("v1/secrets", namespace, f"engram-{tenant}-client"))
 
 
 async def test_a_tenant_becomes_ready_with_its_children_and_serves_mcp(operator, cluster):
     tenant = name()
     live = await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
     uid = live["metadata"]["uid"]
-    for resource, child in CHILDREN.items():
+    for resource, child in CHILDREN:
         obj = cluster.get(resource, "agents", child.format(tenant))
         assert obj is not None, resource
         assert [r["uid"] for r in obj["metadata"]["ownerReferences"]] == [uid]
@@ -94,9 +97,9 @@ async def test_a_restarted_operator_resumes_without_changing_anything(emulator, 
     tenant = name()
     async with OperatorThread(operator_config):
         await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
-        before = cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials")
+        before = cluster.get("v1/secrets", "agents", f"engram-{tenant}-database")
     seen = len(emulator.requests())
-    secret = Cluster.path("v1/secrets", "agents", f"engram-{tenant}-credentials")
+    secret = Cluster.path("v1/secrets", "agents", f"engram-{tenant}-database")
 
     def since_restart(method: str) -> list:
         return [r for r in emulator.requests()[seen:] if r.method.value == method]
@@ -106,7 +109,7 @@ async def test_a_restarted_operator_resumes_without_changing_anything(emulator, 
         await eventually(lambda: len([r for r in since_restart("GET") if r.url.path == secret]) >= 2)
     changes = [r.url.path for r in since_restart("POST") + since_restart("PATCH") if "/events" not in r.url.path]
     assert changes == [], changes
-    assert cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials") == before
+    assert cluster.get("v1/secrets", "agents", f"engram-{tenant}-database") == before
     assert phase(cluster, "agents", tenant) == "Ready"
 
 
@@ -173,7 +176,8 @@ async def refused(cluster: Cluster, namespace: str, tenant: str, match: str) -> 
         lambda: any(e["type"] == "Warning" and match in e["message"] for e in cluster.events(namespace, tenant)),
         what="a Warning event",
     )
-    assert cluster.get("v1/secrets", namespace, f"engram-{tenant}-credentials") is None
+    for secret in ("database", "client"):
+        assert cluster.get("v1/secrets", namespace, f"engram-{tenant}-{secret}") is None
     assert cluster.get("apps/v1/deployments", namespace, f"engram-{tenant}") is None
 
 
@@ -258,7 +262,7 @@ async def test_retain_keeps_the_data_and_the_tenant_can_come_back(operator, clus
 
     await cluster.delete("memory.engram.dev/v1alpha1/memorytenants", "agents", tenant)
     await eventually(lambda: cluster.tenant("agents", tenant) is None, what="the finalizer released")
-    for resource, child in CHILDREN.items():
+    for resource, child in CHILDREN:
         assert cluster.get(resource, "agents", child.format(tenant)) is None, resource
     assert await memory_count(bootstrapped, live["status"]["schema"]) == 1
     with pytest.raises(asyncpg.InvalidAuthorizationSpecificationError):
@@ -364,7 +368,7 @@ async def test_a_tls_instance_gives_its_tenants_a_verifying_dsn_and_the_ca_to_ve
     assert dict(parse_qsl(urlsplit(secret["dsn"]).query)) == {"sslmode": "verify-full", "sslrootcert": DATABASE_CA_PATH}
     pod = cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")["spec"]["template"]["spec"]
     assert [v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "database-ca"] == [
-        f"engram-{tenant}-credentials"
+        f"engram-{tenant}-database"
     ]
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]  # the operator's configuration reaches the pods
 

@@ -53,7 +53,7 @@ async def test_the_chart_grants_exactly_what_the_operator_uses(operator, emulato
     await ready_tenant(cluster, "agents", dropped, {"environment": "test", "deletionPolicy": "Delete"})
     # Drift in every kind of child, then a deleted Deployment: each is patched or created again.
     tampered = {"metadata": {"labels": {"app.kubernetes.io/managed-by": "someone-else"}}}
-    for resource, child in CHILDREN.items():
+    for resource, child in CHILDREN:
         await cluster.patch(resource, "agents", child.format(kept), tampered)
     await cluster.patch("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{kept}", tampered)
     await cluster.delete("apps/v1/deployments", "agents", f"engram-{kept}")
@@ -63,7 +63,7 @@ async def test_the_chart_grants_exactly_what_the_operator_uses(operator, emulato
         return all(
             cluster.get(resource, "agents", child.format(kept))["metadata"]["labels"]["app.kubernetes.io/managed-by"]
             == "engram-operator"
-            for resource, child in CHILDREN.items()
+            for resource, child in CHILDREN
         )
 
     await eventually(repaired, what="every child repaired")

@@ -34,14 +34,27 @@ async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str) -> None:
 
 
 async def revoke_all_keys(conn: asyncpg.Connection, schema: str) -> int:
-    status = await conn.execute(f"UPDATE {schema}.api_keys SET revoked_at = now() WHERE revoked_at IS NULL")
+    return await retire_keys(conn, schema, 0.0)
+
+
+async def retire_keys(conn: asyncpg.Connection, schema: str, after_seconds: float) -> int:
+    """The keys valid now stop being valid ``after_seconds`` from now (at once for 0), or sooner
+    if they were retiring already: a key rotation's overlap. Returns how many were valid."""
+    status = await conn.execute(
+        f"""UPDATE {schema}.api_keys
+            SET revoked_at = LEAST(COALESCE(revoked_at, 'infinity'), now() + make_interval(secs => $1))
+            WHERE revoked_at IS NULL OR revoked_at > now()""",
+        float(after_seconds),
+    )
     return int(status.split()[-1])
 
 
 async def key_is_valid(conn: asyncpg.Connection, schema: str, key_hash: str) -> bool:
+    """Not revoked, or revoked at a time still to come (a rotated key during its overlap)."""
     return bool(
         await conn.fetchval(
-            f"SELECT EXISTS (SELECT 1 FROM {schema}.api_keys WHERE key_hash = $1 AND revoked_at IS NULL)",
+            f"""SELECT EXISTS (SELECT 1 FROM {schema}.api_keys
+                WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now()))""",
             key_hash,
         )
     )
