@@ -31,6 +31,7 @@ _PLURALS = {
     ("apps/v1", "Deployment"): "deployments",
     ("batch/v1", "CronJob"): "cronjobs",
     ("networking.k8s.io/v1", "NetworkPolicy"): "networkpolicies",
+    ("networking.k8s.io/v1", "Ingress"): "ingresses",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "horizontalpodautoscalers",
     ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudgets",
     ("coordination.k8s.io/v1", "Lease"): "leases",

@@ -386,7 +386,11 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
 
 
 def render_network_policy(t: TenantView) -> dict[str, Any]:
-    """Only pods of the tenant's namespace reach its service."""
+    """Only pods of the tenant's namespace reach its service (and its ingress controller's, if named)."""
+    peers: list[dict[str, Any]] = [{"podSelector": {}}]
+    controller = (ingress(t.spec) or {}).get("controllerNamespace")
+    if controller:
+        peers.append({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": controller}}})
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -394,6 +398,42 @@ def render_network_policy(t: TenantView) -> dict[str, Any]:
         "spec": {
             "podSelector": {"matchLabels": t.selector},
             "policyTypes": ["Ingress"],
-            "ingress": [{"from": [{"podSelector": {}}], "ports": [{"port": HTTP_PORT, "protocol": "TCP"}]}],
+            "ingress": [{"from": peers, "ports": [{"port": HTTP_PORT, "protocol": "TCP"}]}],
         },
     }
+
+
+def ingress(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """spec.ingress, when enabled."""
+    wanted = spec.get("ingress") or {}
+    return wanted if wanted.get("enabled") else None
+
+
+def ingress_url(spec: dict[str, Any]) -> str | None:
+    """The base URL agents reach the tenant at through its Ingress."""
+    wanted = ingress(spec)
+    if wanted is None:
+        return None
+    return f"{'https' if wanted.get('tlsSecretName') else 'http'}://{wanted['host']}"
+
+
+def render_ingress(t: TenantView) -> dict[str, Any]:
+    """The host's paths under /t/<name> (MCP, SSE, REST) to the tenant's service; nothing else of it."""
+    wanted = ingress(t.spec) or {}
+    backend = {"service": {"name": t.child_name, "port": {"name": "http"}}}
+    spec: dict[str, Any] = {
+        "rules": [
+            {
+                "host": wanted.get("host"),
+                "http": {"paths": [{"path": f"/t/{t.name}", "pathType": "Prefix", "backend": backend}]},
+            }
+        ]
+    }
+    if wanted.get("className"):
+        spec["ingressClassName"] = wanted["className"]
+    if wanted.get("tlsSecretName"):
+        spec["tls"] = [{"hosts": [wanted.get("host")], "secretName": wanted["tlsSecretName"]}]
+    metadata = _metadata(t, t.child_name)
+    if wanted.get("annotations"):
+        metadata["annotations"] = dict(wanted["annotations"])
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}

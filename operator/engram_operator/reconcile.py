@@ -25,6 +25,8 @@ from engram_operator.manifests import (
     KEY_ROTATION,
     TenantView,
     autoscaling,
+    ingress,
+    ingress_url,
     most_replicas,
     needs_disruption_budget,
     pool_size,
@@ -34,6 +36,7 @@ from engram_operator.manifests import (
     render_database_secret,
     render_deployment,
     render_disruption_budget,
+    render_ingress,
     render_network_policy,
     render_service,
     secret_values,
@@ -224,9 +227,8 @@ class Reconciler:
             image=self.config.image,
             image_pull_policy=self.config.image_pull_policy,
             image_pull_secrets=tuple(self.config.image_pull_secrets),
-            public_url=self.config.public_url_template.format(
-                service=child, namespace=tenant.namespace, tenant=tenant.name
-            ),
+            public_url=ingress_url(tenant.spec)
+            or self.config.public_url_template.format(service=child, namespace=tenant.namespace, tenant=tenant.name),
             spec=tenant.spec,
             **extra,
         )
@@ -276,6 +278,7 @@ class Reconciler:
             (bool((tenant.spec.get("networkPolicy") or {}).get("enabled")), render_network_policy),
             (autoscaling(tenant.spec) is not None, render_autoscaler),
             (needs_disruption_budget(tenant.spec), render_disruption_budget),
+            (ingress(tenant.spec) is not None, render_ingress),
         )
         for wanted, render in optional:
             if wanted:
@@ -316,6 +319,7 @@ class Reconciler:
             ("networking.k8s.io/v1", "NetworkPolicy", view.child_name),
             ("autoscaling/v2", "HorizontalPodAutoscaler", view.child_name),
             ("policy/v1", "PodDisruptionBudget", view.child_name),
+            ("networking.k8s.io/v1", "Ingress", view.child_name),
             ("v1", "Secret", view.database_secret_name),
             ("v1", "Secret", view.client_secret_name),
             ("v1", "Secret", view.legacy_secret_name),

@@ -113,3 +113,13 @@ def test_names_and_embedding_models_are_checked():
     ]
     assert cel_violations(SCHEMA, tenant(embedding={"model": "bert"})) != []
     assert cel_violations(SCHEMA, tenant(embedding={"model": "litellm:x", "dimension": 1536})) == []
+
+
+def test_an_enabled_ingress_needs_a_host():
+    assert cel_violations(SCHEMA, tenant(ingress={"enabled": True})) == [
+        "spec.ingress.host is required when the ingress is enabled"
+    ]
+    assert cel_violations(SCHEMA, tenant(ingress={"enabled": True, "host": "memory.example.com"})) == []
+    assert cel_violations(SCHEMA, tenant(ingress={"enabled": False})) == []
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(tenant(ingress={"enabled": True, "host": "Not A Host"}), SCHEMA)

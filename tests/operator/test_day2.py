@@ -221,3 +221,33 @@ async def test_a_secret_from_before_the_split_is_split_keeping_the_password_and_
     after = credentials(cluster, "agents", tenant)
     assert (after["dsn"], after["api-key"]) == (before["dsn"], before["api-key"])
     assert await key_works(after["dsn"], tenant, after["api-key"])
+
+
+async def test_an_ingress_gives_agents_outside_the_cluster_a_url_and_goes_when_disabled(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    inside = f"http://engram-{tenant}.agents.svc:8080/t/{tenant}/mcp"
+    assert cluster.tenant("agents", tenant)["status"]["mcpUrl"] == inside
+
+    exposed = {"enabled": True, "host": "memory.example.com", "tlsSecretName": "memory-tls"}
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": exposed}})
+    outside = f"https://memory.example.com/t/{tenant}/mcp"
+    await eventually(
+        lambda: (
+            cluster.get("networking.k8s.io/v1/ingresses", "agents", f"engram-{tenant}")
+            and cluster.tenant("agents", tenant)["status"]["mcpUrl"] == outside
+            and credentials(cluster, "agents", tenant)["mcp-url"] == outside
+        ),
+        what="the Ingress and the public URL",
+    )
+    env = {e["name"]: e.get("value") for e in container(cluster, tenant)["env"]}
+    assert "memory.example.com" in env["ENGRAM_ALLOWED_HOSTS"]
+
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": {"enabled": False}}})
+    await eventually(
+        lambda: (
+            cluster.get("networking.k8s.io/v1/ingresses", "agents", f"engram-{tenant}") is None
+            and credentials(cluster, "agents", tenant)["mcp-url"] == inside
+        ),
+        what="the Ingress gone and the URL back",
+    )

@@ -142,7 +142,9 @@ async def test_a_second_operator_waits_for_the_lease_and_takes_over_when_the_fir
             after = name()
             await cluster.apply_tenant("agents", after, {"environment": "test"})
             await eventually(lambda: provisioned(cluster, after), what="provisioned by the second operator")
-            assert after in log("second.log") and lease_holder(cluster) not in (None, first_holder)
+            # kopf logs a handler's success after the status it wrote is visible: wait for the line.
+            await eventually(lambda: after in log("second.log"), what="the second operator's handler log")
+            assert lease_holder(cluster) not in (None, first_holder)
 
             # Someone else holds the lease now: the second operator stops acting and exits 1.
             await cluster.patch(

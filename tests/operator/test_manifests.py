@@ -9,10 +9,12 @@ import pytest
 from engram_operator.manifests import (
     DATABASE_CA_PATH,
     TenantView,
+    ingress_url,
     render_client_secret,
     render_cronjob,
     render_database_secret,
     render_deployment,
+    render_ingress,
     render_network_policy,
     render_service,
     secret_values,
@@ -242,3 +244,49 @@ def test_the_specs_scheduling_and_the_pull_secrets_reach_both_pods():
         assert pod["imagePullSecrets"] == [{"name": "registry"}]
     plain = pods()["deployment"]
     assert not {"nodeSelector", "tolerations", "affinity", "priorityClassName", "imagePullSecrets"} & set(plain)
+
+
+def test_an_ingress_exposes_only_the_tenants_paths_over_tls_and_the_urls_follow():
+    spec = {
+        **SPEC,
+        "networkPolicy": {"enabled": True},
+        "ingress": {
+            "enabled": True,
+            "host": "memory.example.com",
+            "className": "nginx",
+            "tlsSecretName": "memory-example-tls",
+            "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt"},
+            "controllerNamespace": "ingress-nginx",
+        },
+    }
+    view = dataclasses.replace(VIEW, spec=spec, public_url=ingress_url(spec) or "")
+    built = render_ingress(view)
+    kubernetes_validate.validate(built, K8S_VERSION, strict=True)
+    [rule] = built["spec"]["rules"]
+    assert rule["host"] == "memory.example.com"
+    assert rule["http"]["paths"] == [
+        {
+            "path": "/t/support-bot",
+            "pathType": "Prefix",
+            "backend": {"service": {"name": "engram-support-bot", "port": {"name": "http"}}},
+        }
+    ]
+    assert built["spec"]["tls"] == [{"hosts": ["memory.example.com"], "secretName": "memory-example-tls"}]
+    assert built["spec"]["ingressClassName"] == "nginx"
+    assert built["metadata"]["annotations"] == {"cert-manager.io/cluster-issuer": "letsencrypt"}
+    assert view.mcp_url() == "https://memory.example.com/t/support-bot/mcp"
+    env = {e["name"]: e.get("value") for e in pod_of(render_deployment(view))["containers"][0]["env"]}
+    assert "memory.example.com" in json.loads(env["ENGRAM_ALLOWED_HOSTS"])  # the Host header it arrives with
+    assert env["ENGRAM_PUBLIC_URL"] == "https://memory.example.com"
+    # With a NetworkPolicy, the controller's pods may reach the service too; nobody else's.
+    peers = render_network_policy(view)["spec"]["ingress"][0]["from"]
+    assert peers == [
+        {"podSelector": {}},
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}},
+    ]
+    plain = {**spec, "ingress": {"enabled": True, "host": "memory.example.com"}}
+    assert (
+        ingress_url(plain) == "http://memory.example.com"
+        and "tls" not in render_ingress(dataclasses.replace(VIEW, spec=plain))["spec"]
+    )
+    assert ingress_url(SPEC) is None

@@ -67,11 +67,16 @@ async def test_the_chart_grants_exactly_what_the_operator_uses(operator, emulato
         )
 
     await eventually(repaired, what="every child repaired")
-    scaled = {"autoscaling": {"minReplicas": 2, "maxReplicas": 3}, "networkPolicy": None}
+    scaled = {
+        "autoscaling": {"minReplicas": 2, "maxReplicas": 3},
+        "networkPolicy": None,
+        "ingress": {"enabled": True, "host": "memory.example.com"},
+    }
     await cluster.patch(TENANTS, "agents", kept, {"spec": scaled})
     await eventually(lambda: cluster.get("networking.k8s.io/v1/networkpolicies", "agents", f"engram-{kept}") is None)
     await eventually(lambda: cluster.get("policy/v1/poddisruptionbudgets", "agents", f"engram-{kept}"))
     await eventually(lambda: cluster.get("autoscaling/v2/horizontalpodautoscalers", "agents", f"engram-{kept}"))
+    await eventually(lambda: cluster.get("networking.k8s.io/v1/ingresses", "agents", f"engram-{kept}"))
     for tenant in (kept, dropped):
         await cluster.delete(TENANTS, "agents", tenant)
         await eventually(lambda t=tenant: phase(cluster, "agents", t) is None, what=f"{tenant} deleted")

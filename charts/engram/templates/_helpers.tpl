@@ -58,7 +58,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   resources: [cronjobs]
   verbs: [get, create, patch, delete]
 - apiGroups: [networking.k8s.io]
-  resources: [networkpolicies]
+  resources: [networkpolicies, ingresses]
   verbs: [get, create, patch, delete]
 - apiGroups: [autoscaling]
   resources: [horizontalpodautoscalers]
