@@ -29,6 +29,7 @@ class Mutant:
 MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcile.py", f"{OPERATOR}/status.py"
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
 DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
+ROLLOUTS = f"{OPERATOR}/rollouts.py"
 TENANT_META, DAY2_TESTS = "service/engram/store/tenant_meta.py", "tests/operator/test_day2.py"
 MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership.py", f"{OPERATOR}/placement.py"
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
@@ -235,8 +236,8 @@ MUTANTS = [
     Mutant(
         "an unhandled generation is not Reconciling",
         STATUS,
-        "reconciling = phase in _IN_PROGRESS or behind",
-        "reconciling = phase in _IN_PROGRESS",
+        "busy = phase in _IN_PROGRESS or behind",
+        "busy = phase in _IN_PROGRESS",
         UNIT,
     ),
     Mutant(
@@ -406,6 +407,27 @@ MUTANTS = [
         "    if controller:\n",
         "    if False:\n",
         UNIT,
+    ),
+    Mutant(
+        "an upgrade rolls every tenant at once",
+        RECONCILE,
+        "            if waiting is not None:\n",
+        "            if False:\n",
+        (DAY2_TESTS, "-k", "upgrade"),
+    ),
+    Mutant(
+        "a finished rollout never frees its slot",
+        ROLLOUTS,
+        "if deployment is None or rolled_out(deployment):",
+        "if deployment is None:",
+        (DAY2_TESTS, "-k", "upgrade"),
+    ),
+    Mutant(
+        "a rollout counts as done with old pods still running",
+        ROLLOUTS,
+        'updated = (status.get("updatedReplicas") or 0) >= desired',
+        "updated = True",
+        ("tests/operator/test_rollouts.py",),
     ),
     Mutant(
         "the database CA is not given to the pods",

@@ -6,6 +6,7 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
     imagePullPolicy: IfNotPresent
     imagePullSecrets: [registry-credentials]   # in each tenant's namespace
     driftIntervalSeconds: 60            # how often children and schemas are re-checked and repaired
+    maxConcurrentRollouts: 5            # tenants whose pods roll at once after an upgrade
     publicUrlTemplate: "http://{service}.{namespace}.svc:8080"   # base of each tenant's MCP URL
     clusterId: eu-prod-1                # names this cluster in the databases (default: kube-system's uid)
     leaderElection: {namespace: engram-system}   # one operator acts at a time (a Lease there)
@@ -109,6 +110,8 @@ class OperatorConfig(BaseModel):
     # cluster's kube-system namespace, unique per cluster and stable for its life.
     cluster_id: str | None = Field(None, alias="clusterId", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
     leader_election: LeaderElection = Field(LeaderElection(), alias="leaderElection")
+    # How many tenants' pods roll at once when their template changes (a new image): rollouts.py.
+    max_concurrent_rollouts: int = Field(5, ge=1, alias="maxConcurrentRollouts")
 
     @model_validator(mode="after")
     def _unique_names(self) -> OperatorConfig:

@@ -55,6 +55,10 @@ class Operator:
         return self._reconciler
 
 
+# How long a tenant whose rollout waits for a slot waits before it asks again (jittered).
+ROLLOUT_RETRY_SECONDS = 10.0
+
+
 async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *, drift: bool) -> None:
     """One reconciliation, its status and its events. Raises kopf's errors so kopf retries or stops."""
     ns, name, body = tenant.namespace, tenant.name, tenant.body
@@ -91,6 +95,7 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
             name,
             checks,
             tenant.generation,
+            pending=outcome.rollout_pending,
             instance=outcome.provisioned.instance,
             schema=outcome.provisioned.schema,
             mcpUrl=outcome.mcp_url,
@@ -107,6 +112,10 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
     if outcome.key_rotated:
         kopf.info(body, reason="KeyRotated", message=outcome.key_rotated)
     _announce_ready(body, published, outcome.ready)
+    if outcome.rollout_pending:  # tried again soon (drift passes try too): a slot frees in a minute or so
+        if not drift:
+            kopf.info(body, reason="RolloutPending", message=outcome.rollout_pending)
+        raise kopf.TemporaryError(outcome.rollout_pending, delay=ROLLOUT_RETRY_SECONDS * (0.5 + random.random()))
 
 
 async def until_stopped(work: Coroutine[Any, Any, None], stopped: kopf.DaemonStopped) -> None:
@@ -204,8 +213,10 @@ def register(registry: kopf.OperatorRegistry, operator: Operator) -> None:
         name = (meta.get("labels") or {}).get("memory.engram.dev/tenant")
         if not name:
             return
-        ready, degraded = deployment_readiness(None if type == "DELETED" else dict(body))
+        live = None if type == "DELETED" else dict(body)
+        ready, degraded = deployment_readiness(live)
         reconciler = operator.reconciler
+        reconciler.rollouts.observe(meta["namespace"], name, live)
         async with reconciler.lock(meta["namespace"], name):
             published = await reconciler.publish(meta["namespace"], name, {"Ready": ready, "Degraded": degraded})
         if published is not None:

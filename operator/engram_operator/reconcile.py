@@ -20,6 +20,7 @@ import kopf
 from engram.embedding.factory import BUNDLED
 from engram.services.tenants import new_key
 from engram_operator.config import Instance, OperatorConfig
+from engram_operator.drift import drifted
 from engram_operator.kube import Applied, Kube
 from engram_operator.manifests import (
     KEY_ROTATION,
@@ -43,6 +44,7 @@ from engram_operator.manifests import (
 )
 from engram_operator.placement import PlacementError, Survey, candidates, choose, place
 from engram_operator.provision import Claim, Provisioned, drop_tenant, ensure_tenant, retire_tenant, survey
+from engram_operator.rollouts import Rollouts
 from engram_operator.status import Check, deployment_readiness, kstatus_checks, merge_conditions, phase_of
 
 PAUSED = "memory.engram.dev/paused"
@@ -121,6 +123,7 @@ class Outcome:
     degraded: Check
     model_pending: str | None  # why the spec's embedding model is not in use yet
     key_rotated: str | None = None  # what became of the keys, when the rotate-key annotation asked
+    rollout_pending: str | None = None  # why the new pod template waits (rollouts.py)
 
     @property
     def provisioned_check(self) -> Check:
@@ -185,6 +188,7 @@ class Reconciler:
         self.kube = kube
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
         self._cluster_id: str | None = None
+        self.rollouts = Rollouts(config.max_concurrent_rollouts)
 
     def lock(self, namespace: str, name: str) -> asyncio.Lock:
         return self._locks[(namespace, name)]
@@ -287,9 +291,13 @@ class Reconciler:
             unwanted = render(view)
             if await self.kube.delete(unwanted["apiVersion"], unwanted["kind"], tenant.namespace, view.child_name):
                 changed[f"{unwanted['kind']}/{view.child_name}"] = "deleted"
+        rollout_pending = None
         for child in children:
             kopf.adopt(child, owner=tenant.body)
-            applied = await self.kube.apply(child)
+            if child["kind"] == "Deployment":
+                applied, rollout_pending = await self._apply_deployment(tenant, child)
+            else:
+                applied = await self.kube.apply(child)
             if applied != "unchanged":
                 changed[f"{child['kind']}/{child['metadata']['name']}"] = applied
         if legacy is not None and await self.kube.delete("v1", "Secret", tenant.namespace, view.legacy_secret_name):
@@ -307,7 +315,22 @@ class Reconciler:
                 f"a new API key is in Secret {view.client_secret_name}; the keys before it stay valid for "
                 f"{given.key_overlap:.0f}s"
             )
-        return Outcome(provisioned, view.mcp_url(), changed, *deployment_readiness(deployment), pending, rotated)
+        readiness = deployment_readiness(deployment)
+        return Outcome(provisioned, view.mcp_url(), changed, *readiness, pending, rotated, rollout_pending)
+
+    async def _apply_deployment(self, tenant: Tenant, deployment: dict[str, Any]) -> tuple[Applied, str | None]:
+        """Apply the Deployment; a change of its pod template (a rollout) only when a slot is free.
+        Returns what was done, and why the rollout waits if it does."""
+        live = await self.kube.get("apps/v1", "Deployment", tenant.namespace, deployment["metadata"]["name"])
+        if live is None or not drifted(deployment["spec"]["template"], (live.get("spec") or {}).get("template")):
+            return await self.kube.apply(deployment), None  # a new tenant, or no pod to replace
+        async with self.rollouts.lock:
+            waiting = self.rollouts.waiting_message(tenant.namespace, tenant.name)
+            if waiting is not None:
+                return "unchanged", waiting
+            applied = await self.kube.apply(deployment)
+            self.rollouts.started(tenant.namespace, tenant.name)
+        return applied, None
 
     async def remove(self, tenant: Tenant) -> str:
         """Delete the children; then retain (lock) or drop the schema. Returns what became of the data."""
@@ -344,7 +367,13 @@ class Reconciler:
         return f"schema kept on {placed} (deletionPolicy Retain); its role cannot log in until the tenant returns"
 
     async def publish(
-        self, namespace: str, name: str, updates: dict[str, Check], generation: int | None = None, **fields: Any
+        self,
+        namespace: str,
+        name: str,
+        updates: dict[str, Check],
+        generation: int | None = None,
+        pending: str | None = None,
+        **fields: Any,
     ) -> tuple[dict[str, Any], str] | None:
         """Merge ``updates`` into the tenant's live status (read now) and write it.
         Returns (the live object, the phase before), or None when the tenant is gone."""
@@ -358,7 +387,7 @@ class Reconciler:
         if live["metadata"].get("deletionTimestamp"):
             phase, message = "Deleting", "removing the tenant's children"
         current = live["metadata"].get("generation", 0)
-        conditions = merge_conditions(conditions, kstatus_checks(phase, message, observed, current), observed)
+        conditions = merge_conditions(conditions, kstatus_checks(phase, message, observed, current, pending), observed)
         status = {**fields, "conditions": conditions, "phase": phase, "message": message}
         if generation is not None:
             status["observedGeneration"] = generation

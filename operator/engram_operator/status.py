@@ -84,14 +84,21 @@ def phase_of(conditions: list[dict[str, Any]]) -> tuple[str, str]:
 _IN_PROGRESS = frozenset({"Pending", "Provisioning", "Deleting"})
 
 
-def kstatus_checks(phase: str, message: str, observed: int, generation: int) -> dict[str, Check]:
+def kstatus_checks(
+    phase: str, message: str, observed: int, generation: int, pending: str | None = None
+) -> dict[str, Check]:
     """The conditions GitOps tools read (kstatus, as Flux and Argo CD do): ``Reconciling`` while the
-    operator works towards the spec, ``Stalled`` when it cannot get there without a change of spec
-    or configuration. Both False, with observedGeneration current, means the tenant is as asked."""
+    operator works towards the spec (``pending``: a change it holds back, such as a paced rollout),
+    ``Stalled`` when it cannot get there without a change of spec or configuration. Both False, with
+    observedGeneration current, means the tenant is as asked."""
     behind = observed < generation
-    reconciling = phase in _IN_PROGRESS or behind
-    why = f"generation {generation} not yet handled" if behind and phase not in _IN_PROGRESS else message
+    if pending is not None and phase not in _IN_PROGRESS and not behind:
+        reconciling = Check(True, "RolloutPending", pending)
+    else:
+        busy = phase in _IN_PROGRESS or behind
+        why = f"generation {generation} not yet handled" if behind and phase not in _IN_PROGRESS else message
+        reconciling = Check(busy, phase if busy else "Reconciled", why if busy else message)
     return {
-        "Reconciling": Check(reconciling, phase if reconciling else "Reconciled", why if reconciling else message),
+        "Reconciling": reconciling,
         "Stalled": Check(phase == "Failed", "Failed" if phase == "Failed" else "NotStalled", message),
     }

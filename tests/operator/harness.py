@@ -149,6 +149,7 @@ class Cluster:
         status = {
             "observedGeneration": deployment["metadata"]["generation"],
             "replicas": replicas,
+            "updatedReplicas": replicas,
             "readyReplicas": replicas,
             "availableReplicas": replicas,
         }

@@ -119,6 +119,7 @@ def test_rbac_is_least_privilege_and_namespaced_when_asked():
         {"instances": [{"name": "pg", "environment": "staging", "adminDsnSecret": {"name": "s", "key": "k"}}]},
         {"instances": [{"name": "pg", "environment": "test"}]},
         {"operator": {"replicas": 0}},
+        {"operator": {"maxConcurrentRollouts": 0}},
         {"operator": {"leaderElection": {"leaseDurationSeconds": "long"}}},
         {"clusterId": "no spaces"},
         {"image": {"repository": "engram", "pullPolicy": "Sometimes"}},

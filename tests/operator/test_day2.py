@@ -14,7 +14,8 @@ from engram.errors import Unauthorized
 from engram.runtime import engram_session
 from engram.services.tenants import hash_key
 from engram.settings import Settings
-from tests.operator.harness import TENANTS, Cluster, eventually
+from engram_operator.config import OperatorConfig
+from tests.operator.harness import TENANTS, Cluster, OperatorThread, eventually
 from tests.operator.test_operator import condition, credentials, name, phase, ready_tenant
 
 # The fixtures' drift interval is 1 s: this is several passes of the drift timer.
@@ -251,3 +252,43 @@ async def test_an_ingress_gives_agents_outside_the_cluster_a_url_and_goes_when_d
         ),
         what="the Ingress gone and the URL back",
     )
+
+
+async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_instance):
+    config = OperatorConfig(
+        image="engram:1", instances=[test_instance], driftIntervalSeconds=1, maxConcurrentRollouts=1
+    )
+    tenants = [name() for _ in range(3)]
+    async with OperatorThread(config):
+        for tenant in tenants:
+            await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+
+    def upgraded() -> list[str]:
+        return [t for t in tenants if container(cluster, t)["image"] == "engram:2"]
+
+    async with OperatorThread(config.model_copy(update={"image": "engram:2"})):
+        await eventually(lambda: len(upgraded()) == 1, what="one tenant rolling out")
+        await asyncio.sleep(SEVERAL_DRIFT_PASSES)
+        assert len(upgraded()) == 1  # the others wait for its rollout to finish
+        for waiting in set(tenants) - set(upgraded()):
+            await eventually(
+                lambda t=waiting: (
+                    condition(cluster.tenant("agents", t), "Reconciling").get("reason") == "RolloutPending"
+                ),
+                what="the wait in the status",
+            )
+            assert phase(cluster, "agents", waiting) == "Ready"  # its pods go on serving meanwhile
+        # Each rollout the Deployment controller finishes lets the next tenant roll.
+        finished: set[str] = set()
+        while len(finished) < len(tenants):
+            [rolling] = [t for t in upgraded() if t not in finished]
+            await cluster.play_deployment_controller("agents", f"engram-{rolling}")
+            finished.add(rolling)
+            expected = min(len(finished) + 1, len(tenants))
+            await eventually(lambda n=expected: len(upgraded()) == n, what=f"{expected} tenants upgraded")
+        await eventually(
+            lambda: all(
+                condition(cluster.tenant("agents", t), "Reconciling").get("status") == "False" for t in tenants
+            ),
+            what="every tenant reconciled",
+        )
