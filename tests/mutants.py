@@ -30,6 +30,7 @@ MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcil
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
 DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
 ROLLOUTS = f"{OPERATOR}/rollouts.py"
+TENANTS_SERVICE, BACKUP_TESTS = "service/engram/services/tenants.py", "tests/operator/test_backup.py"
 TENANT_META, DAY2_TESTS = "service/engram/store/tenant_meta.py", "tests/operator/test_day2.py"
 MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership.py", f"{OPERATOR}/placement.py"
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
@@ -180,7 +181,7 @@ MUTANTS = [
     Mutant(
         "the lifecycle job runs without a deadline",
         MANIFESTS,
-        '"activeDeadlineSeconds": LIFECYCLE_DEADLINE_SECONDS,',
+        '"activeDeadlineSeconds": deadline,',
         "",
         UNIT,
     ),
@@ -428,6 +429,34 @@ MUTANTS = [
         'updated = (status.get("updatedReplicas") or 0) >= desired',
         "updated = True",
         ("tests/operator/test_rollouts.py",),
+    ),
+    Mutant(
+        "backups are never pruned",
+        MANIFESTS,
+        "tail -n +{keep + 1}",
+        "tail -n +{keep + 100}",
+        (BACKUP_TESTS,),
+    ),
+    Mutant(
+        "a restore that fails half-way keeps what it loaded",
+        TENANTS_SERVICE,
+        "async with self._pool.acquire() as conn, conn.transaction():\n            await memories_store.lock_writes",
+        "async with self._pool.acquire() as conn:\n            await memories_store.lock_writes",
+        (BACKUP_TESTS,),
+    ),
+    Mutant(
+        "a restore mixes a dump into a tenant's own memories",
+        TENANTS_SERVICE,
+        'if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {context.schema}.memories)"):',
+        "if False:",
+        (BACKUP_TESTS,),
+    ),
+    Mutant(
+        "the backup job dumps the whole database",
+        MANIFESTS,
+        "--schema={schema} --format=custom",
+        "--format=custom",
+        UNIT,
     ),
     Mutant(
         "the database CA is not given to the pods",

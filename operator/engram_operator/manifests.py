@@ -178,6 +178,17 @@ def _api_env(base_variable: str, key_variable: str, api: dict[str, Any]) -> list
     return env
 
 
+def _restricted() -> dict[str, Any]:
+    """Every container the operator runs: not root, no privilege to gain, nothing written outside its volumes."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": UID,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
 def _container(t: TenantView, args: list[str]) -> dict[str, Any]:
     return {
         "name": "engram",
@@ -185,13 +196,7 @@ def _container(t: TenantView, args: list[str]) -> dict[str, Any]:
         "imagePullPolicy": t.image_pull_policy,
         "args": args,
         "env": _env(t),
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": UID,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
+        "securityContext": _restricted(),
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, *_database_ca_mount(t)],
     }
 
@@ -363,10 +368,17 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
         "limits": {"memory": "1Gi"},
     }
     schedule = forgetting.get("schedule", "17 3 * * 0")
+    pod = _pod_spec(t, container, "OnFailure")
+    return _cronjob(t, f"{t.child_name}-lifecycle", schedule, pod, LIFECYCLE_DEADLINE_SECONDS)
+
+
+def _cronjob(t: TenantView, name: str, schedule: str, pod: dict[str, Any], deadline: int) -> dict[str, Any]:
+    """A job on a schedule: never two at once, skipped when it could not start within the hour,
+    stopped after ``deadline`` seconds, its finished runs gone after a day."""
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
-        "metadata": _metadata(t, f"{t.child_name}-lifecycle"),
+        "metadata": _metadata(t, name),
         "spec": {
             "schedule": schedule,
             "concurrencyPolicy": "Forbid",
@@ -376,13 +388,77 @@ def render_cronjob(t: TenantView) -> dict[str, Any]:
             "jobTemplate": {
                 "spec": {
                     "backoffLimit": 2,
-                    "activeDeadlineSeconds": LIFECYCLE_DEADLINE_SECONDS,
+                    "activeDeadlineSeconds": deadline,
                     "ttlSecondsAfterFinished": 86400,
-                    "template": {"metadata": {"labels": t.labels}, "spec": _pod_spec(t, container, "OnFailure")},
+                    "template": {"metadata": {"labels": t.labels}, "spec": pod},
                 }
             },
         },
     }
+
+
+# Where the backup job's volume is mounted, and how long one run may take.
+BACKUP_DIR = "/backup"
+BACKUP_DEADLINE_SECONDS = 6 * 3600
+DEFAULT_BACKUP_IMAGE = "postgres:18-alpine"
+
+
+def backup(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """spec.backup, when enabled."""
+    wanted = spec.get("backup") or {}
+    return wanted if wanted.get("enabled") else None
+
+
+def backup_script(tenant: str, schema: str, keep: int) -> str:
+    """One backup run: a custom-format `pg_dump -n` of the tenant's schema, as the tenant's role,
+    into ``$BACKUP_DIR/<tenant>/<tenant>-<UTC time>.dump`` (written aside, then renamed: a dump
+    cut short never looks complete), then all but the newest ``keep`` removed."""
+    return "\n".join(
+        [
+            "set -eu",
+            f'dir="$BACKUP_DIR/{tenant}"',
+            'mkdir -p "$dir"',
+            "stamp=$(date -u +%Y%m%dT%H%M%SZ)",
+            f'pg_dump --dbname="$DATABASE_URL" --schema={schema} --format=custom --file="$dir/.partial-$stamp"',
+            f'mv "$dir/.partial-$stamp" "$dir/{tenant}-$stamp.dump"',
+            f'ls -1 "$dir"/{tenant}-*.dump | sort -r | tail -n +{keep + 1} | xargs -r rm -f --',
+            f'echo "backed up {tenant} to $dir/{tenant}-$stamp.dump"',
+        ]
+    )
+
+
+def render_backup_cronjob(t: TenantView) -> dict[str, Any]:
+    """spec.backup: a logical backup of the tenant's schema on a schedule, into its volume."""
+    wanted = backup(t.spec) or {}
+    schema = "tenant_" + t.name.replace("-", "_")
+    container = {
+        "name": "backup",
+        "image": wanted.get("image") or DEFAULT_BACKUP_IMAGE,
+        "imagePullPolicy": t.image_pull_policy,
+        "command": ["sh", "-c", backup_script(t.name, schema, int(wanted.get("keep", 7)))],
+        "env": [
+            {
+                "name": "DATABASE_URL",
+                "valueFrom": {"secretKeyRef": {"name": t.database_secret_name, "key": "dsn"}},
+            },
+            {"name": "BACKUP_DIR", "value": BACKUP_DIR},
+            {"name": "HOME", "value": "/tmp"},
+        ],
+        "resources": wanted.get("resources")
+        or {"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": _restricted(),
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            {"name": "backup", "mountPath": BACKUP_DIR},
+            *_database_ca_mount(t),
+        ],
+    }
+    pod = _pod_spec(t, container, "OnFailure")
+    pod["volumes"].append(
+        {"name": "backup", "persistentVolumeClaim": {"claimName": wanted.get("persistentVolumeClaim")}}
+    )
+    schedule = wanted.get("schedule", "30 2 * * *")
+    return _cronjob(t, f"{t.child_name}-backup", schedule, pod, BACKUP_DEADLINE_SECONDS)
 
 
 def render_network_policy(t: TenantView) -> dict[str, Any]:

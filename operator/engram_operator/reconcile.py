@@ -26,12 +26,14 @@ from engram_operator.manifests import (
     KEY_ROTATION,
     TenantView,
     autoscaling,
+    backup,
     ingress,
     ingress_url,
     most_replicas,
     needs_disruption_budget,
     pool_size,
     render_autoscaler,
+    render_backup_cronjob,
     render_client_secret,
     render_cronjob,
     render_database_secret,
@@ -283,14 +285,16 @@ class Reconciler:
             (autoscaling(tenant.spec) is not None, render_autoscaler),
             (needs_disruption_budget(tenant.spec), render_disruption_budget),
             (ingress(tenant.spec) is not None, render_ingress),
+            (backup(tenant.spec) is not None, render_backup_cronjob),
         )
         for wanted, render in optional:
             if wanted:
                 children.append(render(view))
                 continue
             unwanted = render(view)
-            if await self.kube.delete(unwanted["apiVersion"], unwanted["kind"], tenant.namespace, view.child_name):
-                changed[f"{unwanted['kind']}/{view.child_name}"] = "deleted"
+            kind, child_name = unwanted["kind"], unwanted["metadata"]["name"]
+            if await self.kube.delete(unwanted["apiVersion"], kind, tenant.namespace, child_name):
+                changed[f"{kind}/{child_name}"] = "deleted"
         rollout_pending = None
         for child in children:
             kopf.adopt(child, owner=tenant.body)
@@ -338,6 +342,7 @@ class Reconciler:
         for api_version, kind, name in (
             ("apps/v1", "Deployment", view.child_name),
             ("batch/v1", "CronJob", f"{view.child_name}-lifecycle"),
+            ("batch/v1", "CronJob", f"{view.child_name}-backup"),
             ("v1", "Service", view.child_name),
             ("networking.k8s.io/v1", "NetworkPolicy", view.child_name),
             ("autoscaling/v2", "HorizontalPodAutoscaler", view.child_name),

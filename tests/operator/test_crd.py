@@ -123,3 +123,12 @@ def test_an_enabled_ingress_needs_a_host():
     assert cel_violations(SCHEMA, tenant(ingress={"enabled": False})) == []
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(tenant(ingress={"enabled": True, "host": "Not A Host"}), SCHEMA)
+
+
+def test_enabled_backups_need_a_volume():
+    assert cel_violations(SCHEMA, tenant(backup={"enabled": True})) == [
+        "spec.backup.persistentVolumeClaim is required when backups are enabled"
+    ]
+    assert cel_violations(SCHEMA, tenant(backup={"enabled": True, "persistentVolumeClaim": "memory-backups"})) == []
+    defaults = tenant(backup={"enabled": True, "persistentVolumeClaim": "memory-backups"})["spec"]["backup"]
+    assert (defaults["schedule"], defaults["keep"], defaults["image"]) == ("30 2 * * *", 7, "postgres:18-alpine")

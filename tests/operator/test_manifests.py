@@ -10,6 +10,7 @@ from engram_operator.manifests import (
     DATABASE_CA_PATH,
     TenantView,
     ingress_url,
+    render_backup_cronjob,
     render_client_secret,
     render_cronjob,
     render_database_secret,
@@ -290,3 +291,22 @@ def test_an_ingress_exposes_only_the_tenants_paths_over_tls_and_the_urls_follow(
         and "tls" not in render_ingress(dataclasses.replace(VIEW, spec=plain))["spec"]
     )
     assert ingress_url(SPEC) is None
+
+
+def test_a_backup_job_dumps_the_tenants_schema_as_its_role_into_the_claim():
+    spec = {**SPEC, "backup": {"enabled": True, "persistentVolumeClaim": "memory-backups", "keep": 3}}
+    view = dataclasses.replace(VIEW, spec=spec, database_ca="-----BEGIN CERTIFICATE-----\nx\n")
+    built = render_backup_cronjob(view)
+    kubernetes_validate.validate(built, K8S_VERSION, strict=True)
+    assert built["metadata"]["name"] == "engram-support-bot-backup" and built["spec"]["schedule"] == "30 2 * * *"
+    pod = pod_of(built)
+    [container] = pod["containers"]
+    assert container["image"] == "postgres:18-alpine"
+    script = container["command"][-1]
+    assert "--schema=tenant_support_bot --format=custom" in script and "tail -n +4" in script
+    env = {e["name"]: e for e in container["env"]}
+    assert env["DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": VIEW.database_secret_name, "key": "dsn"}
+    assert {"name": "backup", "persistentVolumeClaim": {"claimName": "memory-backups"}} in pod["volumes"]
+    assert {m["mountPath"] for m in container["volumeMounts"]} == {"/tmp", "/backup", "/etc/engram/database"}
+    assert container["securityContext"]["runAsNonRoot"] and container["securityContext"]["readOnlyRootFilesystem"]
+    assert pod["automountServiceAccountToken"] is False

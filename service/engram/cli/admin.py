@@ -22,6 +22,8 @@ from engram.embedding import build_embedder
 from engram.runtime import Engram, bootstrap_database, database_url, embedded_postgres, engram_session
 from engram.services import calibration
 from engram.settings import Settings
+from engram.store import dumps
+from engram.store.embedded import client_program
 
 DEFAULT_PAIRS = Path("tests/data/dedup_pairs.jsonl")
 
@@ -68,6 +70,25 @@ def tenant_list() -> None:
 def tenant_rotate_key(name: str) -> None:
     """Revoke every key of a tenant and print a new one."""
     typer.echo(with_engram(Settings(), lambda e: e.tenants.rotate_key(name)))
+
+
+@tenant_app.command("restore")
+@command
+def tenant_restore(
+    name: str,
+    dump: Annotated[Path, typer.Argument(help="a backup: `pg_dump --format=custom -n <schema>` of a tenant")],
+    pg_restore: Annotated[
+        str | None, typer.Option(help="the pg_restore to read it with (default: the bundled one, else $PATH's)")
+    ] = None,
+) -> None:
+    """Load a backup's memories and their history into a new, empty tenant (not its keys)."""
+    if not dump.is_file():
+        raise fail(f"no dump at {dump}", 2)
+    reader = pg_restore or client_program("pg_restore")
+    if reader is None:
+        raise fail("no pg_restore found: install PostgreSQL's client programs or pass --pg-restore", 2)
+    counts = with_engram(Settings(), lambda e: e.tenants.restore(name, dumps.restore_output(str(dump), reader)))
+    typer.echo(", ".join(f"{table}: {rows} rows" for table, rows in counts.items()))
 
 
 @db_app.command("start")

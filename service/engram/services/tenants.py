@@ -7,13 +7,15 @@ import hashlib
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
 from engram.errors import Conflict, Forbidden, NotFound, Unauthorized
-from engram.store import control, tenant_meta
+from engram.store import control, dumps, tenant_meta
+from engram.store import memories as memories_store
 from engram.store.migrate import migrate_schema
 from engram.store.schema import TenantContext, schema_name, validate_tenant_name
 
@@ -87,6 +89,16 @@ class TenantService:
             await tenant_meta.add_key(conn, context.schema, hash_key(key))
         self._valid_keys.clear()
         return key
+
+    async def restore(self, name: str, data: AsyncIterator[str]) -> dict[str, int]:
+        """Load another tenant's memories and their history (a backup's data, store/dumps.py) into
+        this one, which must hold none: in one transaction, under the tenant's write lock."""
+        context = await self.resolve(name)
+        async with self._pool.acquire() as conn, conn.transaction():
+            await memories_store.lock_writes(conn, context.schema)
+            if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {context.schema}.memories)"):
+                raise Conflict(f"tenant {name!r} already holds memories: restore into a new, empty tenant")
+            return await dumps.load(conn, schema_name(name), data)
 
     async def drop(self, name: str) -> None:
         """Remove a tenant and all its memories for good (throwaway tenants of `engram eval`)."""

@@ -252,3 +252,15 @@ def wait_for_port(host: str, port: int, timeout: float = 30.0) -> None:
             return
         time.sleep(0.1)
     raise TimeoutError(f"{host}:{port} did not open within {timeout}s")
+
+
+def client_program(name: str) -> str | None:
+    """A PostgreSQL client program (pg_dump, pg_restore, psql): the bundled one (the newest
+    PostgreSQL, which reads older servers' dumps too), else the one on $PATH."""
+    try:
+        bundled = _package_install() / "bin" / name
+    except ConfigurationError:
+        bundled = None
+    if bundled is not None and os.access(bundled, os.X_OK):
+        return str(bundled)
+    return shutil.which(name)
