@@ -40,8 +40,8 @@ MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
         MANIFESTS,
-        '"ingress": [{"from": [{"podSelector": {}}],',
-        '"ingress": [{"from": [{"namespaceSelector": {}}],',
+        'peers: list[dict[str, Any]] = [{"podSelector": {}}]',
+        'peers: list[dict[str, Any]] = [{"namespaceSelector": {}}]',
         UNIT,
     ),
     Mutant(
@@ -188,7 +188,7 @@ MUTANTS = [
     Mutant(
         "replicas not spread over nodes",
         MANIFESTS,
-        'if t.spec.get("replicas", 1) <= 1:',
+        "if most_replicas(t.spec) <= 1:",
         "if True:",
         UNIT,
     ),
@@ -286,7 +286,7 @@ MUTANTS = [
     Mutant(
         "the paused annotation is ignored",
         RECONCILE,
-        'return (self.body["metadata"].get("annotations") or {}).get(PAUSED) == "true"',
+        'return self.annotations.get(PAUSED) == "true"',
         "return False",
         ("tests/operator/test_day2.py", "-k", "pause"),
     ),
@@ -349,8 +349,8 @@ MUTANTS = [
     Mutant(
         "the pods read the DSN from the agents' Secret",
         MANIFESTS,
-        '"valueFrom": {"secretKeyRef": {"name": t.database_secret_name, "key": "dsn"}},',
-        '"valueFrom": {"secretKeyRef": {"name": t.client_secret_name, "key": "dsn"}},',
+        '"ENGRAM_DATABASE_URL",\n            "valueFrom": {"secretKeyRef": {"name": t.database_secret_name,',
+        '"ENGRAM_DATABASE_URL",\n            "valueFrom": {"secretKeyRef": {"name": t.client_secret_name,',
         UNIT,
     ),
     Mutant(
