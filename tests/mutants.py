@@ -459,6 +459,13 @@ MUTANTS = [
         UNIT,
     ),
     Mutant(
+        "a RolloutPending event on every retry",
+        HANDLERS,
+        "if not drift and not _was_waiting(published):",
+        "if not drift:",
+        (DAY2_TESTS, "-k", "upgrade"),
+    ),
+    Mutant(
         "the database CA is not given to the pods",
         RECONCILE,
         "database_ca=ca,",

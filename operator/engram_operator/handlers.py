@@ -113,7 +113,7 @@ async def reconcile_tenant(reconciler: Reconciler, tenant: Tenant, retry: int, *
         kopf.info(body, reason="KeyRotated", message=outcome.key_rotated)
     _announce_ready(body, published, outcome.ready)
     if outcome.rollout_pending:  # tried again soon (drift passes try too): a slot frees in a minute or so
-        if not drift:
+        if not drift and not _was_waiting(published):  # one event per wait, not one per retry
             kopf.info(body, reason="RolloutPending", message=outcome.rollout_pending)
         raise kopf.TemporaryError(outcome.rollout_pending, delay=ROLLOUT_RETRY_SECONDS * (0.5 + random.random()))
 
@@ -145,6 +145,12 @@ async def _pause(reconciler: Reconciler, tenant: Tenant, *, announce: bool) -> N
         published = await reconciler.publish(tenant.namespace, tenant.name, {"Paused": Check(True, "Paused", message)})
     if announce and published is not None:
         kopf.info(tenant.body, reason="Paused", message=message)
+
+
+def _was_waiting(published: tuple[dict[str, Any], str] | None) -> bool:
+    """Whether the status said RolloutPending already before this pass."""
+    conditions = ((published[0] if published else {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Reconciling" and c.get("reason") == "RolloutPending" for c in conditions)
 
 
 def _announce_ready(body: dict[str, Any], published: tuple[dict[str, Any], str] | None, ready: Check) -> None:

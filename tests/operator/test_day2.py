@@ -15,6 +15,7 @@ from engram.runtime import engram_session
 from engram.services.tenants import hash_key
 from engram.settings import Settings
 from engram_operator.config import OperatorConfig
+from engram_operator.handlers import ROLLOUT_RETRY_SECONDS
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, eventually
 from tests.operator.test_operator import condition, credentials, name, phase, ready_tenant
 
@@ -278,6 +279,7 @@ async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_
                 what="the wait in the status",
             )
             assert phase(cluster, "agents", waiting) == "Ready"  # its pods go on serving meanwhile
+        await asyncio.sleep(ROLLOUT_RETRY_SECONDS * 1.6)  # the waiting tenants ask again, a few times
         # Each rollout the Deployment controller finishes lets the next tenant roll.
         finished: set[str] = set()
         while len(finished) < len(tenants):
@@ -292,3 +294,7 @@ async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_
             ),
             what="every tenant reconciled",
         )
+        # One RolloutPending event per wait, not one per retry.
+        for tenant in tenants:
+            pending = [e for e in cluster.events("agents", tenant) if e["reason"] == "RolloutPending"]
+            assert len(pending) <= 1, pending
