@@ -30,6 +30,7 @@ MANIFESTS, RECONCILE, STATUS = f"{OPERATOR}/manifests.py", f"{OPERATOR}/reconcil
 PROVISION, HANDLERS = f"{OPERATOR}/provision.py", f"{OPERATOR}/handlers.py"
 DRIFT, KUBE = f"{OPERATOR}/drift.py", f"{OPERATOR}/kube.py"
 ROLLOUTS = f"{OPERATOR}/rollouts.py"
+DUMPS = "service/engram/store/dumps.py"
 TENANTS_SERVICE, BACKUP_TESTS = "service/engram/services/tenants.py", "tests/operator/test_backup.py"
 TENANT_META, DAY2_TESTS = "service/engram/store/tenant_meta.py", "tests/operator/test_day2.py"
 MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership.py", f"{OPERATOR}/placement.py"
@@ -314,8 +315,8 @@ MUTANTS = [
     Mutant(
         "every unpinned tenant goes to the first instance (no balancing)",
         PLACEMENT,
-        "return min(surveys, key=lambda s: (s.tenants, s.instance)).instance",
-        "return min(s.instance for s in surveys)",
+        "return min(free, key=lambda s: (s.tenants, s.instance)).instance",
+        "return min(s.instance for s in free)",
         ("tests/operator/test_placement.py", "tests/operator/test_identity.py", "-k", "emptiest"),
     ),
     Mutant(
@@ -426,8 +427,8 @@ MUTANTS = [
     Mutant(
         "a rollout counts as done with old pods still running",
         ROLLOUTS,
-        'updated = (status.get("updatedReplicas") or 0) >= desired',
-        "updated = True",
+        'no_old_pods = (status.get("replicas") or 0) <= updated',
+        "no_old_pods = True",
         ("tests/operator/test_rollouts.py",),
     ),
     Mutant(
@@ -464,6 +465,69 @@ MUTANTS = [
         "if not drift and not _was_waiting(published):",
         "if not drift:",
         (DAY2_TESTS, "-k", "upgrade"),
+    ),
+    Mutant(
+        "the old Secret is deleted while the waiting pods still read it",
+        RECONCILE,
+        "            and rollout_pending is None\n",
+        "",
+        (DAY2_TESTS, "-k", "upgrade"),
+    ),
+    Mutant(
+        "a leader whose API server hangs acts on past the renew deadline",
+        LEADERSHIP,
+        "async with asyncio.timeout(max(left, 0.0)):",
+        "async with asyncio.timeout(None):",
+        ("tests/operator/test_leadership.py", "-k", "stops_answering"),
+    ),
+    Mutant(
+        "a namesake the operator did not make is deleted",
+        KUBE,
+        '        if not any(o.get("uid") == owner_uid for o in owners):\n            return False\n',
+        "",
+        (DAY2_TESTS, "-k", "namesake"),
+    ),
+    Mutant(
+        "a restore loads vectors of another embedding model",
+        DUMPS,
+        "    if found != model:\n",
+        "    if False:\n",
+        (BACKUP_TESTS,),
+    ),
+    Mutant(
+        "a half-written dump of an earlier run stays forever",
+        MANIFESTS,
+        """'find "$dir" -maxdepth 1 -name ".partial-*" -mmin +60 -exec rm -f {} +',""",
+        "",
+        (BACKUP_TESTS,),
+    ),
+    Mutant(
+        "an empty map in the spec is drift forever",
+        DRIFT,
+        '    if live is None and desired in ({}, [], "", None):\n        return True',
+        "    pass",
+        ("tests/operator/test_drift.py",),
+    ),
+    Mutant(
+        "any annotation reaches the Ingress (a controller's snippets)",
+        RECONCILE,
+        "        if refused:\n",
+        "        if False:\n",
+        (DAY2_TESTS, "-k", "ingress"),
+    ),
+    Mutant(
+        "a tenant is placed where another owner holds its name",
+        PLACEMENT,
+        "free = [s for s in surveys if not s.name_taken]",
+        "free = list(surveys)",
+        ("tests/operator/test_placement.py",),
+    ),
+    Mutant(
+        "turning autoscaling on drops the Deployment to one replica",
+        RECONCILE,
+        "        if handing_over and drifted(with_digest(deployment), live):\n",
+        "        if False:\n",
+        (DAY2_TESTS, "-k", "turning"),
     ),
     Mutant(
         "the database CA is not given to the pods",

@@ -7,6 +7,7 @@ Read from a YAML file (a ConfigMap in the Helm chart) named by ENGRAM_OPERATOR_C
     imagePullSecrets: [registry-credentials]   # in each tenant's namespace
     driftIntervalSeconds: 60            # how often children and schemas are re-checked and repaired
     maxConcurrentRollouts: 5            # tenants whose pods roll at once after an upgrade
+    ingressAnnotationPrefixes: [cert-manager.io/]   # what spec.ingress.annotations may set
     publicUrlTemplate: "http://{service}.{namespace}.svc:8080"   # base of each tenant's MCP URL
     clusterId: eu-prod-1                # names this cluster in the databases (default: kube-system's uid)
     leaderElection: {namespace: engram-system}   # one operator acts at a time (a Lease there)
@@ -112,6 +113,11 @@ class OperatorConfig(BaseModel):
     leader_election: LeaderElection = Field(LeaderElection(), alias="leaderElection")
     # How many tenants' pods roll at once when their template changes (a new image): rollouts.py.
     max_concurrent_rollouts: int = Field(5, ge=1, alias="maxConcurrentRollouts")
+    # Annotations a tenant's spec may put on its Ingress: the ones an ingress controller reads can
+    # run configuration with the controller's rights (nginx's snippets), so only these prefixes.
+    ingress_annotation_prefixes: list[str] = Field(
+        ["cert-manager.io/", "external-dns.alpha.kubernetes.io/"], alias="ingressAnnotationPrefixes"
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> OperatorConfig:

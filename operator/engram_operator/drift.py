@@ -9,6 +9,7 @@ next to the operator's, so a plain comparison would see drift that is not there 
   manager added (a sidecar injector's env var) is its own, not drift. The operator's entries must
   all be there, as it set them.
 - Other lists are atomic (`args`, `command`, tolerations): equal, item by item.
+- An empty map, list or string is not stored (`nodeSelector: {}`): absent is the same.
 - A field the spec no longer sets is removed by the next apply (server-side apply drops what its
   manager stopped setting), but a subset check cannot see it: every child carries a digest of its
   manifest (`APPLIED`), so any change of the spec is an apply, and drift by others is a comparison.
@@ -53,6 +54,8 @@ def drifted(desired: Any, live: Any) -> bool:
 
 
 def _holds(desired: Any, live: Any, path: tuple[str, ...]) -> bool:
+    if live is None and desired in ({}, [], "", None):
+        return True  # the server does not store an empty map, list or string: absent is the same
     if isinstance(desired, dict):
         return isinstance(live, dict) and all(_holds(v, live.get(k), (*path, k)) for k, v in desired.items())
     if isinstance(desired, list):

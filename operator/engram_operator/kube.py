@@ -21,6 +21,7 @@ from kubernetes.client import Configuration
 from engram_operator.drift import drifted, with_digest
 
 FIELD_MANAGER = "engram-operator"
+HANDOVER_MANAGER = "engram-operator-handover"
 GROUP, VERSION, PLURAL = "memory.engram.dev", "v1alpha1", "memorytenants"
 CLOSE_SECONDS = 3.0
 
@@ -181,6 +182,30 @@ class Kube:
         return await self._call(
             "PATCH", _path(api_version, kind, namespace, name), patch, "application/merge-patch+json"
         )
+
+    async def hand_over(self, api_version: str, kind: str, namespace: str, name: str, spec: dict[str, Any]) -> None:
+        """Apply ``spec`` fields as a manager of their own (HANDOVER_MANAGER), so that they stay
+        when the operator's next apply stops setting them: server-side apply would drop a field
+        only the operator owned (a Deployment's replicas would fall to 1 before the autoscaler
+        takes them over)."""
+        body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": namespace}}
+        await self._call(
+            "PATCH",
+            _path(api_version, kind, namespace, name),
+            {**body, "spec": spec},
+            "application/apply-patch+yaml",
+            fieldManager=HANDOVER_MANAGER,
+            force="true",
+        )
+
+    async def delete_owned(self, api_version: str, kind: str, namespace: str, name: str, owner_uid: str) -> bool:
+        """Delete the object if ``owner_uid`` owns it (one of ours, not a namesake someone made by
+        hand); False when there was nothing of ours to delete."""
+        live = await self.get(api_version, kind, namespace, name)
+        owners = ((live or {}).get("metadata") or {}).get("ownerReferences") or []
+        if not any(o.get("uid") == owner_uid for o in owners):
+            return False
+        return await self.delete(api_version, kind, namespace, name)
 
     async def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         try:

@@ -23,12 +23,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
+
 from engram_operator.config import LeaderElection
 from engram_operator.kube import Kube, KubeError
 
 logger = logging.getLogger("engram_operator.leadership")
 
 LEASE = ("coordination.k8s.io/v1", "Lease")
+# What a call to the API server may fail with and be tried again: an error status, a connection
+# that broke, no answer in time.
+TRANSIENT = (KubeError, aiohttp.ClientError, OSError, TimeoutError)
 
 
 class LeadershipLost(Exception):
@@ -61,31 +66,47 @@ class Leadership:
         self._seen = _Seen()
 
     async def acquire(self) -> None:
-        """Wait until this process holds the Lease."""
+        """Wait until this process holds the Lease. An API server that errs or does not answer is
+        tried again: a candidate that crashed on it would be in back-off when it is needed."""
         announced = False
-        while not await self._try():
-            if not announced:
-                logger.info("waiting for the lease %s/%s, held by another operator", self.namespace, self.election.name)
-                announced = True
+        while True:
+            try:
+                async with asyncio.timeout(self.election.renew_deadline_seconds):
+                    if await self._try():
+                        break
+            except TRANSIENT as e:
+                logger.warning(
+                    "the lease %s/%s could not be read or taken (will retry): %s", self.namespace, self.election.name, e
+                )
+            else:
+                if not announced:
+                    logger.info(
+                        "waiting for the lease %s/%s, held by another operator", self.namespace, self.election.name
+                    )
+                    announced = True
             await asyncio.sleep(self.election.retry_period_seconds * random.uniform(1.0, 1.2))
         logger.info("holding the lease %s/%s as %s", self.namespace, self.election.name, self.me)
 
     async def hold(self) -> None:
-        """Renew the Lease until cancelled; raises LeadershipLost when it cannot."""
+        """Renew the Lease until cancelled; raises LeadershipLost when it cannot. Each renewal may
+        take only what is left until the renew deadline, so a call that hangs cannot keep this
+        operator acting after another may have taken over."""
         renewed = time.monotonic()
         while True:
             await asyncio.sleep(self.election.retry_period_seconds)
+            left = self.election.renew_deadline_seconds - (time.monotonic() - renewed)
             try:
-                if await self._try():
-                    renewed = time.monotonic()
-                    continue
+                async with asyncio.timeout(max(left, 0.0)):
+                    if await self._try():
+                        renewed = time.monotonic()
+                        continue
                 raise LeadershipLost(f"the lease {self.election.name} is held by another operator now")
-            except (KubeError, OSError, TimeoutError) as e:
+            except TRANSIENT as e:
                 if time.monotonic() - renewed >= self.election.renew_deadline_seconds:
                     raise LeadershipLost(
-                        f"the lease could not be renewed for {self.election.renew_deadline_seconds}s: {e}"
+                        f"the lease could not be renewed for {self.election.renew_deadline_seconds}s: {e!r}"
                     ) from e
-                logger.warning("renewing the lease failed (will retry): %s", e)
+                logger.warning("renewing the lease failed (will retry): %r", e)
 
     async def release(self) -> None:
         """Hand the Lease back (a clean stop): the next candidate takes over at once."""
@@ -95,7 +116,7 @@ class Leadership:
                 return
             spec = {"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": _now()}
             await self.kube.patch(*LEASE, self.namespace, self.election.name, self._guarded(lease, spec))
-        except (KubeError, OSError, TimeoutError) as e:  # it expires by itself
+        except TRANSIENT as e:  # it expires by itself
             logger.warning("could not release the lease: %s", e)
 
     async def _try(self) -> bool:

@@ -419,6 +419,9 @@ def backup_script(tenant: str, schema: str, keep: int) -> str:
             f'dir="$BACKUP_DIR/{tenant}"',
             'mkdir -p "$dir"',
             "stamp=$(date -u +%Y%m%dT%H%M%SZ)",
+            # A run stopped half-way (its deadline, OOM) leaves nothing behind, nor did earlier ones.
+            "trap 'rm -f \"$dir/.partial-$stamp\"' EXIT",
+            'find "$dir" -maxdepth 1 -name ".partial-*" -mmin +60 -exec rm -f {} +',
             f'pg_dump --dbname="$DATABASE_URL" --schema={schema} --format=custom --file="$dir/.partial-$stamp"',
             f'mv "$dir/.partial-$stamp" "$dir/{tenant}-$stamp.dump"',
             f'ls -1 "$dir"/{tenant}-*.dump | sort -r | tail -n +{keep + 1} | xargs -r rm -f --',

@@ -19,6 +19,11 @@ class Survey:
     instance: str
     holds_tenant: bool
     tenants: int
+    taken_by: str | None = None  # another owner of the tenant's name there (None: nobody else)
+
+    @property
+    def name_taken(self) -> bool:
+        return self.taken_by is not None
 
 
 def candidates(environment: str, instances: list[Instance]) -> list[Instance]:
@@ -43,8 +48,13 @@ def place(environment: str, requested: str, instances: list[Instance]) -> Instan
 
 def choose(surveys: list[Survey]) -> str:
     """The instance that holds the tenant already (its placement was recorded nowhere else: a
-    restored or re-created resource), else the one with the fewest tenants (by name on a tie)."""
+    restored or re-created resource), else the one with the fewest tenants (by name on a tie)
+    among those where nobody else holds its name."""
     holding = sorted(s.instance for s in surveys if s.holds_tenant)
     if holding:
         return holding[0]
-    return min(surveys, key=lambda s: (s.tenants, s.instance)).instance
+    free = [s for s in surveys if not s.name_taken]
+    if not free:
+        holders = ", ".join(sorted({s.taken_by or "" for s in surveys}))
+        raise PlacementError(f"the tenant's name belongs to {holders} on every instance of its environment: refused")
+    return min(free, key=lambda s: (s.tenants, s.instance)).instance

@@ -294,8 +294,10 @@ async def survey(instance: Instance, tenant: str, claim: Claim) -> Survey:
 
     async def look(conn: asyncpg.Connection) -> Survey:
         count = await control.count_tenants(conn)
-        _, claimed_by = await control.tenant_claim(conn, tenant) if count else (False, None)
-        return Survey(instance.name, claim.accepts(claimed_by), count)
+        registered, claimed_by = await control.tenant_claim(conn, tenant) if count else (False, None)
+        ours = claim.accepts(claimed_by)
+        taken_by = (claimed_by or "a tenant made with `engram tenant create`") if registered and not ours else None
+        return Survey(instance.name, ours, count, taken_by=taken_by)
 
     return await _as_admin(instance, look)
 

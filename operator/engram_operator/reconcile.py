@@ -20,7 +20,7 @@ import kopf
 from engram.embedding.factory import BUNDLED
 from engram.services.tenants import new_key
 from engram_operator.config import Instance, OperatorConfig
-from engram_operator.drift import drifted
+from engram_operator.drift import drifted, with_digest
 from engram_operator.kube import Applied, Kube
 from engram_operator.manifests import (
     KEY_ROTATION,
@@ -76,6 +76,10 @@ class Tenant:
     @property
     def namespace(self) -> str:
         return self.body["metadata"]["namespace"]
+
+    @property
+    def uid(self) -> str:
+        return str(self.body["metadata"].get("uid", ""))
 
     @property
     def generation(self) -> int:
@@ -140,7 +144,8 @@ def connection_limit(spec: dict[str, Any]) -> int:
     database = spec.get("database") or {}
     if "connectionLimit" in database:
         return int(database["connectionLimit"])
-    return (most_replicas(spec) + 1) * pool_size(spec) + 2
+    backups = 1 if backup(spec) is not None else 0  # pg_dump's one session
+    return (most_replicas(spec) + 1) * pool_size(spec) + 2 + backups
 
 
 def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
@@ -244,6 +249,7 @@ class Reconciler:
         claim = await self.claim_of(tenant)
         instance = await self.instance_of(tenant, claim)
         model, dim = embedding_of(tenant.spec)
+        self._check_ingress_annotations(tenant.spec)
         if tenant.annotations.get(INSTANCE) != instance.name:  # recorded before anything is made there
             await self.kube.annotate(tenant.namespace, tenant.name, {INSTANCE: instance.name})
         bare = self.view(tenant)
@@ -293,18 +299,24 @@ class Reconciler:
                 continue
             unwanted = render(view)
             kind, child_name = unwanted["kind"], unwanted["metadata"]["name"]
-            if await self.kube.delete(unwanted["apiVersion"], kind, tenant.namespace, child_name):
+            if await self.kube.delete_owned(unwanted["apiVersion"], kind, tenant.namespace, child_name, tenant.uid):
                 changed[f"{kind}/{child_name}"] = "deleted"
         rollout_pending = None
         for child in children:
             kopf.adopt(child, owner=tenant.body)
             if child["kind"] == "Deployment":
-                applied, rollout_pending = await self._apply_deployment(tenant, child)
+                # A new password cannot wait: the running pods' old one no longer logs in.
+                applied, rollout_pending = await self._apply_deployment(tenant, child, urgent=given.new_password)
             else:
                 applied = await self.kube.apply(child)
             if applied != "unchanged":
                 changed[f"{child['kind']}/{child['metadata']['name']}"] = applied
-        if legacy is not None and await self.kube.delete("v1", "Secret", tenant.namespace, view.legacy_secret_name):
+        # The old Secret goes once the Deployment no longer reads it (a pod restarting meanwhile needs it).
+        if (
+            legacy is not None
+            and rollout_pending is None
+            and await self.kube.delete("v1", "Secret", tenant.namespace, view.legacy_secret_name)
+        ):
             changed[f"Secret/{view.legacy_secret_name}"] = "deleted"  # split into the two above
         deployment = await self.kube.get("apps/v1", "Deployment", tenant.namespace, view.child_name)
         pending = None
@@ -322,14 +334,31 @@ class Reconciler:
         readiness = deployment_readiness(deployment)
         return Outcome(provisioned, view.mcp_url(), changed, *readiness, pending, rotated, rollout_pending)
 
-    async def _apply_deployment(self, tenant: Tenant, deployment: dict[str, Any]) -> tuple[Applied, str | None]:
-        """Apply the Deployment; a change of its pod template (a rollout) only when a slot is free.
-        Returns what was done, and why the rollout waits if it does."""
-        live = await self.kube.get("apps/v1", "Deployment", tenant.namespace, deployment["metadata"]["name"])
+    def _check_ingress_annotations(self, spec: dict[str, Any]) -> None:
+        allowed = self.config.ingress_annotation_prefixes
+        refused = sorted(k for k in (ingress(spec) or {}).get("annotations") or {} if not k.startswith(tuple(allowed)))
+        if refused:
+            raise InvalidSpec(
+                f"spec.ingress.annotations {', '.join(refused)}: not allowed (the operator's "
+                f"ingressAnnotationPrefixes allow {', '.join(allowed) or 'none'})"
+            )
+
+    async def _apply_deployment(
+        self, tenant: Tenant, deployment: dict[str, Any], urgent: bool = False
+    ) -> tuple[Applied, str | None]:
+        """Apply the Deployment; a change of its pod template (a rollout) only when a slot is free,
+        unless ``urgent``. Returns what was done, and why the rollout waits if it does."""
+        name = deployment["metadata"]["name"]
+        live = await self.kube.get("apps/v1", "Deployment", tenant.namespace, name)
+        live_replicas = ((live or {}).get("spec") or {}).get("replicas")
+        handing_over = "replicas" not in deployment["spec"] and live_replicas is not None
+        if handing_over and drifted(with_digest(deployment), live):
+            # The autoscaler takes the count over from here: keep it until it does.
+            await self.kube.hand_over("apps/v1", "Deployment", tenant.namespace, name, {"replicas": live_replicas})
         if live is None or not drifted(deployment["spec"]["template"], (live.get("spec") or {}).get("template")):
             return await self.kube.apply(deployment), None  # a new tenant, or no pod to replace
         async with self.rollouts.lock:
-            waiting = self.rollouts.waiting_message(tenant.namespace, tenant.name)
+            waiting = None if urgent else self.rollouts.waiting_message(tenant.namespace, tenant.name)
             if waiting is not None:
                 return "unchanged", waiting
             applied = await self.kube.apply(deployment)
@@ -352,7 +381,7 @@ class Reconciler:
             ("v1", "Secret", view.client_secret_name),
             ("v1", "Secret", view.legacy_secret_name),
         ):
-            await self.kube.delete(api_version, kind, tenant.namespace, name)
+            await self.kube.delete_owned(api_version, kind, tenant.namespace, name, tenant.uid)
         claim = await self.claim_of(tenant)
         placed = None
         with contextlib.suppress(InvalidSpec):  # records that disagree: the databases decide

@@ -17,13 +17,21 @@ from typing import Any
 
 
 def rolled_out(deployment: dict[str, Any]) -> bool:
-    """Whether the Deployment's controller has finished rolling out its current generation."""
+    """Whether the Deployment's controller has finished rolling out its current generation, as
+    `kubectl rollout status` judges it: every replica updated, no old pod left (with one replica
+    a surge pod of a broken image is "updated" while the old pod keeps the count available), the
+    updated ones available, and the progress deadline not exceeded."""
     desired = (deployment.get("spec") or {}).get("replicas", 1)
     status = deployment.get("status") or {}
     observed = status.get("observedGeneration", 0) >= (deployment.get("metadata") or {}).get("generation", 0)
-    updated = (status.get("updatedReplicas") or 0) >= desired
-    available = (status.get("availableReplicas") or 0) >= desired
-    return observed and updated and available
+    updated = status.get("updatedReplicas") or 0
+    no_old_pods = (status.get("replicas") or 0) <= updated
+    available = (status.get("availableReplicas") or 0) >= updated
+    stuck = any(
+        c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
+        for c in status.get("conditions") or []
+    )
+    return observed and updated >= desired and no_old_pods and available and not stuck
 
 
 class Rollouts:

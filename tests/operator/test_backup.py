@@ -30,10 +30,10 @@ def name() -> str:
     return f"bk-{uuid.uuid4().hex[:8]}"
 
 
-async def provision(instance, tenant: str):
+async def provision(instance, tenant: str, model: str = MODEL, dim: int = DIM):
     key = f"ek.{tenant}.{secrets.token_hex(8)}"
     claim = Claim(f"k8s:cluster-a/agents/{tenant}")
-    return await ensure_tenant(instance, tenant, MODEL, DIM, secrets.token_urlsafe(16), key, claim), key
+    return await ensure_tenant(instance, tenant, model, dim, secrets.token_urlsafe(16), key, claim), key
 
 
 def backup_job(tenant: str, directory: Path, dsn: str, keep: int) -> subprocess.CompletedProcess:
@@ -76,6 +76,11 @@ async def test_a_backup_restores_into_a_new_tenant_with_its_history_but_not_its_
         await engram.writes.write(ctx, NewMemory(content="用户偏好顺丰快递"))
         history = await engram.memories.history(ctx, moved.memory.id)
 
+    # What an earlier run stopped half-way left: cleared by the next run.
+    (tmp_path / source).mkdir()
+    stale = tmp_path / source / ".partial-20261201T023000Z"
+    stale.write_bytes(b"half a dump")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
     # Three runs keeping two: the oldest dump goes.
     for _ in range(3):
         done = backup_job(source, tmp_path, old.dsn, keep=2)
@@ -89,6 +94,17 @@ async def test_a_backup_restores_into_a_new_tenant_with_its_history_but_not_its_
     cut.write_bytes(dumps[-1].read_bytes()[: dumps[-1].stat().st_size * 2 // 3])
     failed = restore(target, cut, bootstrapped)
     assert failed.returncode == 2, failed.stderr
+
+    # Vectors of another model are refused: another dimension, or the same dimension by another name.
+    mismatches = {
+        ("litellm:openai/text-embedding-3-small", 1536): "do not fit",
+        ("litellm:openai/other-512", DIM): "same embedding model",
+    }
+    for (model, dim), reason in mismatches.items():
+        other = name()
+        await provision(test_instance, other, model, dim)
+        refused = restore(other, dumps[-1], bootstrapped)
+        assert refused.returncode == 2 and reason in refused.stderr, refused.stderr
 
     restored = restore(target, dumps[-1], bootstrapped)
     assert restored.returncode == 0, restored.stderr

@@ -201,17 +201,7 @@ async def test_a_secret_from_before_the_split_is_split_keeping_the_password_and_
     await eventually(lambda: condition(cluster.tenant("agents", tenant), "Paused").get("status") == "True")
     for secret in ("database", "client"):
         await cluster.delete("v1/secrets", "agents", f"engram-{tenant}-{secret}")
-    legacy = {"dsn": before["dsn"], "api-key": before["api-key"], "mcp-url": before["mcp-url"]}
-    await cluster._request(
-        "POST",
-        "/api/v1/namespaces/agents/secrets",
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": f"engram-{tenant}-credentials", "namespace": "agents"},
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in legacy.items()},
-        },
-    )
+    await create_legacy_secret(cluster, tenant, before)
     await cluster.patch(TENANTS, "agents", tenant, {"metadata": {"annotations": {"memory.engram.dev/paused": None}}})
     await eventually(
         lambda: (
@@ -231,8 +221,20 @@ async def test_an_ingress_gives_agents_outside_the_cluster_a_url_and_goes_when_d
     inside = f"http://engram-{tenant}.agents.svc:8080/t/{tenant}/mcp"
     assert cluster.tenant("agents", tenant)["status"]["mcpUrl"] == inside
 
+    # A controller's own annotations could run configuration with its rights: refused.
+    snippet = {"nginx.ingress.kubernetes.io/configuration-snippet": "return 200;"}
+    risky = {"enabled": True, "host": "memory.example.com", "annotations": snippet}
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": risky}})
+    await eventually(
+        lambda: "not allowed" in condition(cluster.tenant("agents", tenant), "Provisioned").get("message", ""),
+        what="the annotation refused",
+    )
+    assert cluster.get("networking.k8s.io/v1/ingresses", "agents", f"engram-{tenant}") is None
+
+    issuer = {"cert-manager.io/cluster-issuer": "letsencrypt"}
     exposed = {"enabled": True, "host": "memory.example.com", "tlsSecretName": "memory-tls"}
-    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": exposed}})
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": {**exposed, "annotations": None}}})
+    await cluster.patch(TENANTS, "agents", tenant, {"spec": {"ingress": {"annotations": issuer}}})
     outside = f"https://memory.example.com/t/{tenant}/mcp"
     await eventually(
         lambda: (
@@ -264,8 +266,15 @@ async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_
         for tenant in tenants:
             await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
 
+    # Each still has the Secret of an older operator: its pods read it until their rollout.
+    for tenant in tenants:
+        await create_legacy_secret(cluster, tenant, credentials(cluster, "agents", tenant))
+
     def upgraded() -> list[str]:
         return [t for t in tenants if container(cluster, t)["image"] == "engram:2"]
+
+    def legacy(tenant: str) -> dict | None:
+        return cluster.get("v1/secrets", "agents", f"engram-{tenant}-credentials")
 
     async with OperatorThread(config.model_copy(update={"image": "engram:2"})):
         await eventually(lambda: len(upgraded()) == 1, what="one tenant rolling out")
@@ -279,6 +288,7 @@ async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_
                 what="the wait in the status",
             )
             assert phase(cluster, "agents", waiting) == "Ready"  # its pods go on serving meanwhile
+            assert legacy(waiting) is not None  # and may restart meanwhile
         await asyncio.sleep(ROLLOUT_RETRY_SECONDS * 1.6)  # the waiting tenants ask again, a few times
         # Each rollout the Deployment controller finishes lets the next tenant roll.
         finished: set[str] = set()
@@ -294,7 +304,53 @@ async def test_an_upgrade_rolls_a_few_tenants_at_a_time(emulator, cluster, test_
             ),
             what="every tenant reconciled",
         )
+        assert all(legacy(t) is None for t in tenants)
         # One RolloutPending event per wait, not one per retry.
         for tenant in tenants:
             pending = [e for e in cluster.events("agents", tenant) if e["reason"] == "RolloutPending"]
             assert len(pending) <= 1, pending
+
+
+async def create_legacy_secret(cluster: Cluster, tenant: str, values: dict[str, str]) -> None:
+    """The one Secret an operator before the split made, with the same credentials."""
+    legacy = {k: values[k] for k in ("dsn", "api-key", "mcp-url")}
+    await cluster._request(
+        "POST",
+        "/api/v1/namespaces/agents/secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"engram-{tenant}-credentials", "namespace": "agents"},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in legacy.items()},
+        },
+    )
+
+
+async def test_a_namesake_the_operator_did_not_make_is_never_deleted(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test"})
+    # A budget someone made by hand, named as the operator would name its own.
+    mine = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": f"engram-{tenant}", "namespace": "agents"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/instance": tenant}}},
+    }
+    await cluster._request("POST", "/apis/policy/v1/namespaces/agents/poddisruptionbudgets", mine)
+    await asyncio.sleep(SEVERAL_DRIFT_PASSES)
+    assert cluster.get("policy/v1/poddisruptionbudgets", "agents", f"engram-{tenant}") is not None
+
+
+async def test_turning_autoscaling_on_keeps_the_running_replicas(operator, cluster):
+    tenant = name()
+    await ready_tenant(cluster, "agents", tenant, {"environment": "test", "replicas": 3})
+    await cluster.patch(
+        TENANTS, "agents", tenant, {"spec": {"replicas": None, "autoscaling": {"minReplicas": 2, "maxReplicas": 6}}}
+    )
+    await eventually(
+        lambda: cluster.get("autoscaling/v2/horizontalpodautoscalers", "agents", f"engram-{tenant}"),
+        what="the autoscaler",
+    )
+    await asyncio.sleep(SEVERAL_DRIFT_PASSES)
+    # Not dropped to the default of 1 while the autoscaler takes over (server-side apply would).
+    assert cluster.get("apps/v1/deployments", "agents", f"engram-{tenant}")["spec"]["replicas"] == 3

@@ -138,3 +138,9 @@ def test_what_the_operator_applied_is_never_drift_whatever_came_before(before, a
     manifest = with_digest(deployment(after))
     live = stored(manifest, owners, live)
     assert not drifted(manifest, live)
+
+
+def test_empty_values_the_server_does_not_store_are_not_drift():
+    desired = {"spec": {"template": {"spec": {"nodeSelector": {}, "tolerations": [], "priorityClassName": ""}}}}
+    assert not drifted(desired, {"spec": {"template": {"spec": {}}}})
+    assert drifted({"spec": {"nodeSelector": {"disk": "ssd"}}}, {"spec": {}})

@@ -97,3 +97,40 @@ def test_a_holder_must_stop_before_others_may_take_over():
         LeaderElection(leaseDurationSeconds=10, renewDeadlineSeconds=10)
     with pytest.raises(ValidationError, match="retryPeriodSeconds < renewDeadlineSeconds"):
         LeaderElection(renewDeadlineSeconds=2, retryPeriodSeconds=2)
+
+
+async def test_a_holder_whose_api_server_stops_answering_stops_within_the_renew_deadline(emulator, kube):
+    a = candidate(kube, "a")
+    await a.acquire()
+    hanging, release = asyncio.Event(), asyncio.Event()
+
+    async def no_answer() -> None:
+        await release.wait()
+
+    hanging.set()
+    emulator["get /apis/coordination.k8s.io/v1/namespaces/engram-system/leases/*", hanging] << no_answer
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(LeadershipLost, match="could not be renewed"):
+            await asyncio.wait_for(a.hold(), timeout=ELECTION.lease_duration_seconds * 3)
+        # Stopped before another candidate may take over (the lease's duration after the last renewal).
+        assert asyncio.get_running_loop().time() - started < ELECTION.lease_duration_seconds
+    finally:
+        hanging.clear()
+        release.set()
+
+
+async def test_a_candidate_rides_out_api_errors_while_it_waits(emulator, kube):
+    failing = asyncio.Event()
+    failing.set()
+    emulator["get /apis/coordination.k8s.io/v1/namespaces/engram-system/leases/*", failing] << 503
+    b = candidate(kube, "b")
+    waiting = asyncio.ensure_future(b.acquire())
+    try:
+        await asyncio.sleep(ELECTION.retry_period_seconds * 4)
+        assert not waiting.done()  # erring, not crashed
+        failing.clear()
+        await asyncio.wait_for(waiting, timeout=ELECTION.lease_duration_seconds)
+    finally:
+        waiting.cancel()
+    assert holder(emulator) == "b"

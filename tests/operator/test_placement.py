@@ -29,3 +29,9 @@ def test_asking_for_the_other_environments_instance_is_refused():
         place("test", "pg-nowhere", INSTANCES)
     with pytest.raises(PlacementError, match="no database instance serves"):
         candidates("prod", INSTANCES[:2])
+
+
+def test_an_instance_where_another_owner_holds_the_name_is_passed_over():
+    assert choose([Survey("pg-a", False, 0, taken_by="k8s:c/team-a/x"), Survey("pg-b", False, 5)]) == "pg-b"
+    with pytest.raises(PlacementError, match="belongs to k8s:c/team-a/x on every instance"):
+        choose([Survey("pg-a", False, 0, taken_by="k8s:c/team-a/x")])

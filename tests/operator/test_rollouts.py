@@ -3,8 +3,14 @@
 from engram_operator.rollouts import Rollouts, rolled_out
 
 
-def deployment(generation=2, observed=2, replicas=3, updated=3, available=3) -> dict:
-    status = {"observedGeneration": observed, "updatedReplicas": updated, "availableReplicas": available}
+def deployment(generation=2, observed=2, replicas=3, updated=3, available=3, pods=None, conditions=()) -> dict:
+    status = {
+        "observedGeneration": observed,
+        "replicas": updated if pods is None else pods,
+        "updatedReplicas": updated,
+        "availableReplicas": available,
+        "conditions": list(conditions),
+    }
     return {"metadata": {"generation": generation}, "spec": {"replicas": replicas}, "status": status}
 
 
@@ -15,6 +21,11 @@ def test_a_rollout_is_done_when_the_new_generation_is_observed_and_every_replica
     assert not rolled_out(deployment(available=2))  # a new pod is not available (a bad image)
     assert not rolled_out({"metadata": {"generation": 1}, "spec": {}})  # no status yet
     assert rolled_out(deployment(replicas=0, updated=0, available=0))
+    # One replica, a broken image: the surge pod is "updated", the old one keeps one available.
+    assert not rolled_out(deployment(replicas=1, updated=1, available=1, pods=2))
+    assert not rolled_out(deployment(replicas=1, updated=1, available=0))
+    deadline = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"}
+    assert not rolled_out(deployment(conditions=[deadline]))
 
 
 def test_slots_are_taken_by_started_rollouts_and_freed_by_finished_ones():

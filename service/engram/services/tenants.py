@@ -98,7 +98,8 @@ class TenantService:
             await memories_store.lock_writes(conn, context.schema)
             if await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {context.schema}.memories)"):
                 raise Conflict(f"tenant {name!r} already holds memories: restore into a new, empty tenant")
-            return await dumps.load(conn, schema_name(name), data)
+            model = (context.embedding_model, context.embedding_dim)
+            return await dumps.load(conn, schema_name(name), data, model)
 
     async def drop(self, name: str) -> None:
         """Remove a tenant and all its memories for good (throwaway tenants of `engram eval`)."""
