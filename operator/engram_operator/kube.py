@@ -42,6 +42,13 @@ _PLURALS = {
 Applied = Literal["created", "updated", "deleted", "unchanged"]
 
 
+class Unread:
+    """The object was not read yet (``None`` means read and absent)."""
+
+
+UNREAD = Unread()
+
+
 def load_configuration() -> Configuration:
     """In a pod: its service account. Elsewhere: $KUBECONFIG (read now, not at import time)."""
     configuration = Configuration()
@@ -153,14 +160,16 @@ class Kube:
                 return None
             raise
 
-    async def apply(self, manifest: dict[str, Any]) -> Applied:
+    async def apply(self, manifest: dict[str, Any], live: dict[str, Any] | Unread | None = UNREAD) -> Applied:
         """Create the object, or bring it back to ``manifest`` if it drifted or the manifest changed:
         server-side apply either way, so the operator owns every field it sets and a field it stops
-        setting goes away (drift.py says what counts as drift)."""
+        setting goes away (drift.py says what counts as drift). ``live``: the object as the caller
+        just read it (None: absent), so that it is not read twice."""
         manifest = with_digest(manifest)
         meta = manifest["metadata"]
         api_version, kind, namespace, name = manifest["apiVersion"], manifest["kind"], meta["namespace"], meta["name"]
-        live = await self.get(api_version, kind, namespace, name)
+        if isinstance(live, Unread):
+            live = await self.get(api_version, kind, namespace, name)
         if live is not None and not drifted(manifest, live):
             return "unchanged"
         await self._call(
@@ -223,8 +232,9 @@ class Kube:
 
     async def annotate(self, namespace: str, name: str, annotations: dict[str, str]) -> None:
         """Merge ``annotations`` into the tenant's."""
-        path = _path(f"{GROUP}/{VERSION}", "MemoryTenant", namespace, name)
-        await self._call("PATCH", path, {"metadata": {"annotations": annotations}}, "application/merge-patch+json")
+        await self.patch(
+            f"{GROUP}/{VERSION}", "MemoryTenant", namespace, name, {"metadata": {"annotations": annotations}}
+        )
 
     async def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> bool:
         """Merge ``status`` into the tenant's; False when the tenant is gone."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from engram.store.schema import schema_name
+
 HTTP_PORT = 8080
 UID = 10001
 # Where a tenant's pods find the CA that verifies their database server (from the database Secret).
@@ -433,7 +435,7 @@ def backup_script(tenant: str, schema: str, keep: int) -> str:
 def render_backup_cronjob(t: TenantView) -> dict[str, Any]:
     """spec.backup: a logical backup of the tenant's schema on a schedule, into its volume."""
     wanted = backup(t.spec) or {}
-    schema = "tenant_" + t.name.replace("-", "_")
+    schema = schema_name(t.name)
     container = {
         "name": "backup",
         "image": wanted.get("image") or DEFAULT_BACKUP_IMAGE,

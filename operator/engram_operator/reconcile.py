@@ -356,12 +356,12 @@ class Reconciler:
             # The autoscaler takes the count over from here: keep it until it does.
             await self.kube.hand_over("apps/v1", "Deployment", tenant.namespace, name, {"replicas": live_replicas})
         if live is None or not drifted(deployment["spec"]["template"], (live.get("spec") or {}).get("template")):
-            return await self.kube.apply(deployment), None  # a new tenant, or no pod to replace
+            return await self.kube.apply(deployment, live), None  # a new tenant, or no pod to replace
         async with self.rollouts.lock:
             waiting = None if urgent else self.rollouts.waiting_message(tenant.namespace, tenant.name)
             if waiting is not None:
                 return "unchanged", waiting
-            applied = await self.kube.apply(deployment)
+            applied = await self.kube.apply(deployment, live)
             self.rollouts.started(tenant.namespace, tenant.name)
         return applied, None
 

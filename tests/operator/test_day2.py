@@ -14,6 +14,7 @@ from engram.errors import Unauthorized
 from engram.runtime import engram_session
 from engram.services.tenants import hash_key
 from engram.settings import Settings
+from engram.store.schema import schema_name
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import ROLLOUT_RETRY_SECONDS
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, eventually
@@ -142,7 +143,7 @@ async def seconds_left(dsn: str, tenant: str, key: str) -> float | None:
     """How long ``key`` stays valid (None: no end set)."""
     conn = await asyncpg.connect(dsn)
     try:
-        schema = f"tenant_{tenant.replace('-', '_')}"
+        schema = schema_name(tenant)
         return await conn.fetchval(
             f'SELECT EXTRACT(EPOCH FROM revoked_at - now()) FROM "{schema}".api_keys WHERE key_hash = $1',
             hash_key(key),
