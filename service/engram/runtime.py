@@ -25,6 +25,7 @@ from engram.services.memories import MemoryService
 from engram.services.reindex import ReindexService
 from engram.services.search import SearchService
 from engram.services.tenants import TenantService
+from engram.services.transfer import TransferService
 from engram.services.writes import WriteService
 from engram.settings import Settings
 from engram.store import control
@@ -49,6 +50,7 @@ class Engram:
     forgetting: ForgettingService
     consolidation: ConsolidationService
     reindex: ReindexService
+    transfer: TransferService
 
     async def close(self) -> None:
         await self.pool.close()
@@ -152,6 +154,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
         reindex=ReindexService(pool, embedders),
+        transfer=TransferService(pool, embedders, writes, settings.max_batch_size),
     )
 
 

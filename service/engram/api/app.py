@@ -14,7 +14,7 @@ from starlette.types import Scope
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
-from engram.api.routes import health, lifecycle, memories, observability, ui
+from engram.api.routes import health, lifecycle, memories, observability, transfer, ui
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
@@ -83,6 +83,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         app.include_router(observability.router)
     app.include_router(memories.router)
     app.include_router(lifecycle.router)
+    app.include_router(transfer.router)
     app.include_router(ui.router)
     app.mount("/ui/assets", ui.assets(), name="ui-assets")
     # Registered last, after the REST routes it shares /t/{tenant} with.
