@@ -140,6 +140,7 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, ge=1)
     # Request bodies over this are refused (413) before they are read or any key is checked.
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    max_import_bytes: int = Field(1024**3, ge=1024, description="a REST import's body, read as it streams")
 
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

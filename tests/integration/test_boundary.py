@@ -232,3 +232,21 @@ async def test_the_openapi_says_what_the_boundary_refuses(service):
     instant = re.compile(new["properties"]["occurred_at"]["anyOf"][0]["pattern"])
     for year in ["0001", "0002", "2026", "9998", "9999"]:
         assert (instant.match(f"{year}-06-17T18:00:00Z") is not None) == ("0002" <= year <= "9998"), year
+
+
+async def test_an_import_may_stream_a_body_over_the_request_limit(api):
+    """6 MB of mem0 records in one import (over the 4 MB request limit, under the import limit),
+    read as they arrive; the same bytes as an ordinary request are refused."""
+    record = json.dumps({"id": "x", "memory": "filler " + "y" * 2000}).encode() + b"\n"
+    lines = [json.dumps({"id": f"r{i}", "memory": f"fact number {i} " + "z" * 3000}).encode() + b"\n" for i in range(2)]
+
+    async def body():
+        yield lines[0]
+        for _ in range(6 * 1024 * 1024 // len(record)):
+            yield record  # the same record again: imported once
+        yield lines[1]
+
+    imported = await api.post("/import", content=body())
+    assert imported.status_code == 200, imported.text
+    assert (imported.json()["imported"], imported.json()["already_present"]) == (3, imported.json()["read"] - 3)
+    assert error_of(await api.post("/memories", content=body()), 413)["code"] == "too_large"

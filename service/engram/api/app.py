@@ -76,7 +76,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes, max_import_bytes=settings.max_import_bytes)
     app.add_middleware(Observe)  # outermost: it sees the status the boundary answered
     app.include_router(health.router)
     if settings.metrics_enabled:

@@ -126,9 +126,15 @@ class Boundary:
     checked); anything that escapes the handlers becomes the JSON error model, never a traceback
     or a reset connection."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, max_import_bytes: int | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        # An import streams its body a batch at a time, so it may be far larger than a request.
+        self.max_import_bytes = max_import_bytes or max_body_bytes
+
+    def limit(self, scope: Scope) -> int:
+        importing = scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/v1/import")
+        return self.max_import_bytes if importing else self.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -141,9 +147,10 @@ class Boundary:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        too_large = PayloadTooLarge(f"the request body is over {self.max_body_bytes} bytes")
+        limit = self.limit(scope)
+        too_large = PayloadTooLarge(f"the request body is over {limit} bytes")
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declared is not None and declared.isdigit() and int(declared) > limit:
             await response_for(too_large)(scope, receive, send)
             return
         received = 0
@@ -152,7 +159,7 @@ class Boundary:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.max_body_bytes:
+            if received > limit:
                 raise too_large
             return message
 
