@@ -168,3 +168,18 @@ async def test_the_ui_page_is_plain_static_and_locked_down(api):
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
     assert (await client.get("/ui/assets/app.js")).status_code == 200
     assert (await client.get("/t/Not_A_Tenant/ui")).status_code == 422
+
+
+async def test_the_api_reference_pages_need_no_internet(service):
+    """/docs and /redoc load every script and style from this service (no CDN)."""
+    import re
+
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        for page in ("/docs", "/redoc"):
+            html = (await client.get(page)).text
+            urls = re.findall(r"""(?:src|href)=["']([^"']+)|(?:url|spec-url)\s*[:=]\s*["']([^"']+)""", html)
+            found = [a or b for a, b in urls]
+            assert found and all(u.startswith("/") for u in found), (page, found)
+            for url in found:
+                response = await client.get(url)
+                assert response.status_code == 200 and response.content, url

@@ -14,7 +14,7 @@ from starlette.types import Scope
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
-from engram.api.routes import health, lifecycle, memories, observability, transfer, ui
+from engram.api.routes import docs, health, lifecycle, memories, observability, transfer, ui
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
@@ -74,6 +74,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         description="Long-term memory for LLM agents. MCP at /t/{tenant}/mcp (streamable HTTP) "
         "and /t/{tenant}/sse; REST below. Authenticate with 'Authorization: Bearer <tenant API key>'.",
         lifespan=lifespan,
+        docs_url=None,  # served below, with local assets
+        redoc_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes, max_import_bytes=settings.max_import_bytes)
@@ -85,6 +87,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     app.include_router(lifecycle.router)
     app.include_router(transfer.router)
     app.include_router(ui.router)
+    app.include_router(docs.router)
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     app.mount("/ui/assets", ui.assets(), name="ui-assets")
     # Registered last, after the REST routes it shares /t/{tenant} with.
     app.router.routes.append(TransportMount("/t/{tenant}", app=mcp_app))
