@@ -36,14 +36,68 @@ def test_tenant_lifecycle_and_memories(cli_env):
     rotated = engram(cli_env, "tenant", "rotate-key", name)
     assert rotated.returncode == 0 and rotated.stdout.startswith(f"ek.{name}.")
 
-    written = engram(cli_env, "write", "The user's flight is CA981", "--tenant", name, "--type", "event")
+    written = engram(cli_env, "write", "The user's flight is CA981", "--tenant", name, "--type", "event", "--json")
     assert written.returncode == 0, written.stderr
     memory_id = json.loads(written.stdout)["memory"]["id"]
     found = engram(cli_env, "search", "CA981", "--tenant", name, "--explain")
     result = json.loads(found.stdout)
     assert result["hits"][0]["memory"]["id"] == memory_id and result["explanation"]["query_identifiers"] == ["ca981"]
-    forgotten = engram(cli_env, "forget", memory_id, "--tenant", name, "--reason", "done")
+    forgotten = engram(cli_env, "forget", memory_id, "--tenant", name, "--reason", "done", "--json")
     assert json.loads(forgotten.stdout)["status"] == "forgotten"
+
+
+def test_people_get_tables_and_scripts_get_json(cli_env):
+    """Every memory command: a table or card by default, the REST API's JSON with --json; search
+    takes the configured top_k, filters and --now; list, get, history, restore and purge exist."""
+    name = unique_tenant("cli")
+    assert engram(cli_env, "tenant", "create", name).returncode == 0
+    t = ("--tenant", name)
+    for content in ("I live in Berlin", "I moved to Paris, I live in Paris now"):
+        assert engram(cli_env, "write", content, *t, "--tag", "home").returncode == 0
+    for i in range(7):
+        engram(cli_env, "write", f"The user visited museum number {i} in Paris", *t)
+
+    table = engram(cli_env, "search", "where does the user live", *t)
+    assert table.returncode == 0 and "score" in table.stdout and "I moved to Paris" in table.stdout
+    assert not table.stdout.lstrip().startswith("{")
+    as_json = json.loads(engram(cli_env, "search", "Paris", *t, "--json").stdout)
+    assert len(as_json["hits"]) == 5  # ENGRAM_RETRIEVAL__DEFAULT_TOP_K's default, not a CLI constant
+    wider = engram({**cli_env, "ENGRAM_RETRIEVAL__DEFAULT_TOP_K": "8"}, "search", "Paris", *t, "--json")
+    assert len(json.loads(wider.stdout)["hits"]) == 8
+    tagged = json.loads(engram(cli_env, "search", "Paris", *t, "--tag", "home", "--json").stdout)
+    assert [h["memory"]["content"] for h in tagged["hits"]] == ["I moved to Paris, I live in Paris now"]
+    dated = engram(cli_env, "search", "what did I do last week", *t, "--now", "2020-01-01T00:00:00Z", "--json")
+    assert json.loads(dated.stdout)["hits"] == []  # nothing happened the week before that --now
+    nothing = engram(cli_env, "search", "museum", *t, "--type", "task")
+    assert nothing.returncode == 0 and "no memory matches" in nothing.stdout
+
+    page = json.loads(engram(cli_env, "list", *t, "--status", "superseded", "--json").stdout)
+    (old,) = page["items"]
+    assert old["content"] == "I live in Berlin"
+    listed = engram(cli_env, "list", *t, "--tag", "home", "--status", "superseded", "--status", "active")
+    assert "I live in Berlin" in listed.stdout and "superseded" in listed.stdout
+    card = engram(cli_env, "get", old["id"], *t)
+    assert "I live in Berlin" in card.stdout and f"superseded by {old['superseded_by']}" in card.stdout
+    history = engram(cli_env, "history", old["id"], *t)
+    assert "written" in history.stdout and "superseded" in history.stdout
+    events = json.loads(engram(cli_env, "history", old["id"], *t, "--json").stdout)
+    assert [e["event"] for e in events] == ["written", "superseded"]
+
+    current = old["superseded_by"]
+    engram(cli_env, "forget", current, *t)
+    restored = json.loads(engram(cli_env, "restore", current, *t, "--json").stdout)
+    assert restored["status"] == "active"
+    refused = engram(cli_env, "purge", current, *t, "--yes")
+    assert refused.returncode == 2 and "forget" in refused.stderr  # only a forgotten memory is purged
+    engram(cli_env, "forget", current, *t)
+    unconfirmed = subprocess.run(
+        [sys.executable, "-m", "engram", "purge", current, *t], env=cli_env, input="n\n", capture_output=True, text=True
+    )
+    assert unconfirmed.returncode == 1 and json.loads(engram(cli_env, "get", current, *t, "--json").stdout)
+    purged = engram(cli_env, "purge", current, *t, "--yes")
+    assert purged.returncode == 0 and f"purged {current}" in purged.stdout
+    gone = engram(cli_env, "get", current, *t)
+    assert gone.returncode == 2 and "not found" in gone.stderr
 
 
 def test_migrate_is_idempotent(cli_env):

@@ -1,7 +1,9 @@
-"""Memories from the command line: write, search, remember, forget, consolidate."""
+"""Memories from the command line: write, search, list, get, history, remember, forget, restore,
+purge, consolidate, close. Tables for people by default, ``--json`` for scripts."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -12,16 +14,40 @@ from engram.cli.common import (
     app,
     command,
     fail,
-    print_json,
     with_engram,
 )
+from engram.cli.render import show
 from engram.domain.judgement import Turn
-from engram.domain.models import Layer, MemoryType, NewMemory
+from engram.domain.models import Kind, Layer, MemoryFilter, MemoryType, NewMemory, Status
 from engram.domain.search import SearchRequest
 from engram.runtime import Engram
 from engram.settings import Settings
 
 # -- memories ----------------------------------------------------------------------------------
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON (as the REST API returns it) instead of a table")]
+TypeOpt = Annotated[list[MemoryType] | None, typer.Option("--type", help="only this type (repeatable)")]
+TagOpt = Annotated[
+    list[str] | None, typer.Option("--tag", help="only memories with this tag (repeatable: all of them)")
+]
+SessionOpt = Annotated[str | None, typer.Option("--session", help="only this session's memories")]
+TaskOpt = Annotated[str | None, typer.Option("--task", help="only this task's memories")]
+StatusOpt = Annotated[list[Status] | None, typer.Option("--status", help="default: active (repeatable)")]
+KindOpt = Annotated[list[Kind] | None, typer.Option("--kind", help="fact or turn (default: both)")]
+MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
+
+
+def _filter(
+    types: list[MemoryType] | None,
+    tags: list[str] | None,
+    session: str | None,
+    task: str | None,
+    statuses: list[Status] | None,
+    kinds: list[Kind] | None = None,
+) -> MemoryFilter:
+    return MemoryFilter(
+        types=types, tags=tags, session_id=session, task_id=task, statuses=statuses or [Status.active], kinds=kinds
+    )
 
 
 @app.command()
@@ -35,8 +61,10 @@ def write(
     tag: Annotated[list[str] | None, typer.Option(help="repeatable")] = None,
     session_id: Annotated[str | None, typer.Option()] = None,
     task_id: Annotated[str | None, typer.Option()] = None,
+    pinned: Annotated[bool, typer.Option(help="never forgotten by the schedule")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Store one memory and print it as JSON."""
+    """Store one memory: what happened to it (created, duplicate, merged, superseded...)."""
     item = NewMemory(
         content=content,
         type=type,
@@ -45,13 +73,14 @@ def write(
         tags=tag or [],
         session_id=session_id,
         task_id=task_id,
+        pinned=pinned,
         source="cli",
     )
 
     async def run(engram: Engram) -> Any:
         return await engram.writes.write(await engram.tenants.resolve(tenant), item, actor="cli")
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+    show(with_engram(Settings(), run), as_json)
 
 
 @app.command()
@@ -59,16 +88,109 @@ def write(
 def search(
     query: str,
     tenant: TenantOpt,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
-    explain: Annotated[bool, typer.Option(help="print every channel's candidates")] = False,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, help="default: the configured top_k")] = None,
+    now: Annotated[
+        datetime | None, typer.Option(help="the time 'last week' counts from (ISO 8601; default: now)")
+    ] = None,
+    type: TypeOpt = None,
+    tag: TagOpt = None,
+    session: SessionOpt = None,
+    task: TaskOpt = None,
+    status: StatusOpt = None,
+    explain: Annotated[bool, typer.Option(help="every channel's candidates (with --json)")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Search memories and print the hits as JSON."""
-    request = SearchRequest(query=query, top_k=top_k, explain=explain)
+    """Search memories: the best hits with their scores."""
+    request = SearchRequest(
+        query=query,
+        top_k=top_k,
+        now=now,
+        explain=explain,
+        filter=_filter(type, tag, session, task, status),
+    )
 
     async def run(engram: Engram) -> Any:
         return await engram.search.search(await engram.tenants.resolve(tenant), request)
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+    show(with_engram(Settings(), run), as_json or explain)
+
+
+@app.command("list")
+@command
+def list_(
+    tenant: TenantOpt,
+    type: TypeOpt = None,
+    kind: KindOpt = None,
+    tag: TagOpt = None,
+    session: SessionOpt = None,
+    task: TaskOpt = None,
+    status: StatusOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=500)] = 50,
+    cursor: Annotated[str | None, typer.Option(help="the cursor printed under the previous page")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Memories newest first, a page at a time."""
+    f = _filter(type, tag, session, task, status, kind)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.list(await engram.tenants.resolve(tenant), f, limit, cursor)
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
+def get(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+    """One memory, whatever its status, with every field."""
+    parsed = _memory_id(memory_id)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.get(await engram.tenants.resolve(tenant), parsed)
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
+def history(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+    """Everything that happened to a memory: written, merged, superseded, forgotten, restored..."""
+    parsed = _memory_id(memory_id)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.history(await engram.tenants.resolve(tenant), parsed)
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
+def restore(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+    """Bring a forgotten memory back."""
+    parsed = _memory_id(memory_id)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.restore(await engram.tenants.resolve(tenant), parsed, actor="cli")
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
+def purge(
+    memory_id: MemoryIdArg,
+    tenant: TenantOpt,
+    yes: Annotated[bool, typer.Option("--yes", help="do not ask (it cannot be undone)")] = False,
+) -> None:
+    """Delete a forgotten memory for good; its content is erased from the history too."""
+    parsed = _memory_id(memory_id)
+    if not yes and not typer.confirm(f"purge {parsed} for good?"):
+        raise fail("not purged", 1)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.purge(await engram.tenants.resolve(tenant), parsed, actor="cli")
+
+    with_engram(Settings(), run)
+    typer.echo(f"purged {parsed}")
 
 
 @app.command()
@@ -80,6 +202,7 @@ def forget(
     ] = None,
     reason: Annotated[str | None, typer.Option()] = None,
     dry_run: Annotated[bool, typer.Option(help="job only: list what would go, change nothing")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Forget one memory, or run the scheduled forgetting job (for a Kubernetes CronJob)."""
     parsed = _memory_id(memory_id) if memory_id else None
@@ -90,7 +213,7 @@ def forget(
             return await engram.forgetting.run(ctx, dry_run=dry_run)
         return await engram.memories.forget(ctx, parsed, actor="cli", reason=reason)
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+    show(with_engram(Settings(), run), as_json)
 
 
 @app.command()
@@ -101,6 +224,7 @@ def remember(
     assistant: Annotated[str | None, typer.Option(help="the assistant's reply")] = None,
     session_id: Annotated[str | None, typer.Option()] = None,
     task_id: Annotated[str | None, typer.Option()] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Let the judge pick what to remember from one conversation turn, and store it."""
     turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, source="cli")
@@ -108,7 +232,7 @@ def remember(
     async def run(engram: Engram) -> Any:
         return await engram.ingest.remember(await engram.tenants.resolve(tenant), turn, actor="cli")
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+    show(with_engram(Settings(), run), as_json)
 
 
 @app.command()
@@ -116,13 +240,14 @@ def remember(
 def consolidate(
     tenant: TenantOpt,
     dry_run: Annotated[bool, typer.Option(help="list what would merge, change nothing")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Merge redundant memories and, with an LLM configured, derive higher-level ones."""
 
     async def run(engram: Engram) -> Any:
         return await engram.consolidation.run(await engram.tenants.resolve(tenant), dry_run=dry_run)
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+    show(with_engram(Settings(), run), as_json)
 
 
 @app.command()
@@ -138,7 +263,7 @@ def close(
         return await engram.memories.close(await engram.tenants.resolve(tenant), session_id, task_id, actor="cli")
 
     closed = with_engram(Settings(), run)
-    print_json({"closed": [str(m.id) for m in closed]})
+    show({"closed": [str(m.id) for m in closed]}, True)
 
 
 def _memory_id(value: str) -> UUID:
