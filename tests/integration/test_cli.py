@@ -165,7 +165,7 @@ async def test_the_embedded_database_is_one_from_any_directory():
             assert written.structured_content["outcome"] == "created", written
         async with Client(stdio(other)) as client:
             found = await client.call_tool("search_memory", {"query": "locker code"})
-            assert found.structured_content["hits"][0]["memory"]["content"] == "The user's locker code is 4471"
+            assert found.structured_content["hits"][0]["content"] == "The user's locker code is 4471"
         assert not (elsewhere / ".state").exists() and not (other / ".state").exists()
 
         first = engram(env, "db", "start")

@@ -57,9 +57,14 @@ async def round_trip(client: Client) -> None:
     again = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
     assert again.structured_content["memory"]["mentions"] == 2  # why a write is not idempotent
 
-    found = await client.call_tool("search_memory", {"query": "where is order 12345", "explain": True})
+    found = await client.call_tool(
+        "search_memory", {"query": "where is order 12345", "detail": "full", "explain": True}
+    )
     hits = found.structured_content["hits"]
     assert hits[0]["memory"]["id"] == memory_id and hits[0]["channels"]["rule"] == 1.0
+    assert found.structured_content["explanation"]["query_identifiers"] == ["12345"]
+    brief = (await client.call_tool("search_memory", {"query": "where is order 12345"})).structured_content
+    assert set(brief["hits"][0]) == {"id", "content", "type", "date", "score"} and brief["hits"][0]["id"] == memory_id
 
     remembered = await client.call_tool("remember", {"user": "Hi! I prefer aisle seats", "session_id": "s1"})
     assert [r["outcome"] for r in remembered.structured_content["results"]] == ["created"]
@@ -151,3 +156,30 @@ async def test_keys_are_checked_before_any_mcp_parsing(service, engram, mcp_tena
             headers={**headers, "Authorization": f"Bearer {other_key}"},
         )
         assert messages.status_code == 403
+
+
+async def test_agents_get_brief_results_sized_by_the_tenant_configuration(service, mcp_tenant):
+    """Brief hits by default (an agent's context pays for every byte), every field on request,
+    top_k from the configuration rather than a constant of the MCP face, list filters as REST's."""
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        items = [
+            {"content": f"The user went to concert number {i}", "tags": ["music"] if i < 2 else []} for i in range(7)
+        ]
+        await client.call_tool("write_memories", {"items": items})
+        found = await client.call_tool("search_memory", {"query": "concert"})
+        hits = found.structured_content["hits"]
+        assert len(hits) == 5  # ENGRAM_RETRIEVAL__DEFAULT_TOP_K's default
+        assert all(set(h) == {"id", "content", "type", "date", "score"} for h in hits)
+        assert len(found.content[0].text) < 160 * len(hits)  # one line of JSON, no indentation: was ~900 a hit
+        assert json.loads(found.content[0].text) == found.structured_content
+        full = await client.call_tool("search_memory", {"query": "concert", "top_k": 7, "detail": "full"})
+        assert len(full.structured_content["hits"]) == 7
+        assert full.structured_content["hits"][0]["memory"]["mentions"] == 1
+
+        page = await client.call_tool("list_memories", {"tags": ["music"], "limit": 1})
+        cursor = page.structured_content["next_cursor"]
+        following = await client.call_tool("list_memories", {"tags": ["music"], "cursor": cursor})
+        seen = [m["content"] for m in page.structured_content["items"] + following.structured_content["items"]]
+        assert sorted(seen) == ["The user went to concert number 0", "The user went to concert number 1"]
+        assert "next_cursor" not in following.structured_content

@@ -97,7 +97,7 @@ async def test_inspector_lists_calls_and_lints_tools(service, engram, inspector,
     )
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["result"]["structuredContent"]["hits"]
-    assert hits[0]["memory"]["id"] == memory_id
+    assert hits[0]["id"] == memory_id
 
     refused = run_inspector(
         inspector,

@@ -50,7 +50,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
         pool = engram.pool
-        metrics.watch(pool.get_size, pool.get_idle_size, pool.get_max_size, engram.cache.hit_ratio)
+        metrics.watch(pool.get_size, pool.get_idle_size, pool.get_max_size)
         lifecycle = settings.lifecycle
         jobs = (
             asyncio.create_task(scheduler.run_forever(engram, lifecycle.scheduler_interval_seconds))

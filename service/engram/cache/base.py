@@ -8,6 +8,7 @@ from engram.observability import metrics
 
 
 class Cache(ABC):
+    # This cache's own lookups (the process's, over every cache, are in the metrics).
     hits: int = 0
     misses: int = 0
 
@@ -25,9 +26,5 @@ class Cache(ABC):
             self.misses += 1
         else:
             self.hits += 1
-        metrics.cache_lookups.labels("miss" if value is None else "hit").inc()
+        metrics.cache_lookup(value is not None)
         return value
-
-    def hit_ratio(self) -> float:
-        lookups = self.hits + self.misses
-        return self.hits / lookups if lookups else 0.0

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from engram.domain.boundary import Count, Flag, Instant, Text
 from engram.domain.fusion import FORMULA, ChannelHit, ChannelScores, FusedHit, Weights
-from engram.domain.models import Memory, MemoryFilter
+from engram.domain.models import Memory, MemoryFilter, MemoryPage, MemoryType, Status
 
 __all__ = ["Channel", "ChannelHit", "ChannelScores", "FusedHit", "SearchHit", "SearchRequest", "Weights"]
 
@@ -80,3 +81,75 @@ class SearchRequest(BaseModel):
 class SearchResult(BaseModel):
     hits: list[SearchHit]
     explanation: Explanation | None = None
+
+
+class Detail(StrEnum):
+    brief = "brief"  # what an agent needs: id, content, type, date (and score)
+    full = "full"  # every field of the memory, and each channel's evidence
+
+
+class Brief(BaseModel):
+    """Serialised without its empty fields: absent rather than null, as an agent's context pays for
+    every byte."""
+
+    @model_serializer(mode="wrap")
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class BriefMemory(Brief):
+    """A memory as an agent reads it: what it says, what kind, when, and its id to act on it.
+    ``memory`` (every field) comes only with detail="full"."""
+
+    id: UUID
+    content: str
+    type: MemoryType
+    date: datetime = Field(description="when it happened, else when it was stored")
+    status: Status | None = Field(None, description="given when not active")
+    memory: Memory | None = Field(None, description="every field, with detail='full'")
+
+    @classmethod
+    def of(cls, memory: Memory, detail: Detail, **extra: Any) -> Any:
+        return cls(
+            id=memory.id,
+            content=memory.content,
+            type=memory.type,
+            date=(memory.occurred_at or memory.created_at).replace(microsecond=0),
+            status=None if memory.status == Status.active else memory.status,
+            memory=memory if detail == Detail.full else None,
+            **extra,
+        )
+
+
+class BriefHit(BriefMemory):
+    score: float = Field(description="0..1, higher is more relevant")
+    channels: ChannelScores | None = Field(None, description="each channel's evidence, with detail='full'")
+
+
+class BriefResult(Brief):
+    """Search hits, best first, as brief as an agent needs them."""
+
+    hits: list[BriefHit]
+    explanation: Explanation | None = Field(None, description="with explain=true")
+
+    @classmethod
+    def of(cls, result: SearchResult, detail: Detail) -> BriefResult:
+        hits = [
+            BriefHit.of(
+                h.memory,
+                detail,
+                score=h.score if detail == Detail.full else round(h.score, 3),
+                channels=h.channels if detail == Detail.full else None,
+            )
+            for h in result.hits
+        ]
+        return cls(hits=hits, explanation=result.explanation)
+
+
+class BriefPage(Brief):
+    items: list[BriefMemory]
+    next_cursor: str | None = Field(None, description="pass back to get the next page")
+
+    @classmethod
+    def of(cls, page: MemoryPage, detail: Detail) -> BriefPage:
+        return cls(items=[BriefMemory.of(m, detail) for m in page.items], next_cursor=page.next_cursor)

@@ -11,7 +11,7 @@ from uuid import UUID
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
@@ -25,14 +25,13 @@ from engram.domain.models import (
     Layer,
     Memory,
     MemoryFilter,
-    MemoryPage,
     MemoryPatch,
     MemoryType,
     NewMemory,
     Status,
     WriteResult,
 )
-from engram.domain.search import SearchRequest, SearchResult
+from engram.domain.search import BriefPage, BriefResult, Detail, SearchRequest
 from engram.errors import EngramError, invalid_input
 from engram.observability import metrics
 from engram.runtime import Engram
@@ -65,6 +64,15 @@ MemoryId = Annotated[UUID, Field(description="id of the memory")]
 
 class History(BaseModel):
     events: list[HistoryEvent]
+
+
+def compact(result: BaseModel) -> CallToolResult:
+    """The result as structured content and as one line of JSON text, absent fields left out (the
+    SDK's default text is indented: an agent's context pays for every byte)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.model_dump_json())],
+        structured_content=result.model_dump(mode="json"),
+    )
 
 
 @contextlib.contextmanager
@@ -188,47 +196,50 @@ def build_mcp(
     async def search_memory(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=4000, description="what to look for")],
-        top_k: Annotated[Count, Field(le=50, description="how many memories to return")] = 5,
+        top_k: Annotated[
+            Count | None, Field(le=50, description="how many memories to return (default: the tenant's top_k)")
+        ] = None,
         types: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
+        kinds: Annotated[list[Kind] | None, Field(description="facts, transcript turns, or both (default)")] = None,
         layers: Annotated[list[Layer] | None, Field(description="only these layers")] = None,
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
-        created_after: Instant | None = None,
-        created_before: Instant | None = None,
+        created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,
+        created_before: Annotated[Instant | None, Field(description="stored before, ISO 8601")] = None,
         occurred_after: Annotated[Instant | None, Field(description="when it happened, inclusive")] = None,
         occurred_before: Annotated[Instant | None, Field(description="when it happened, exclusive")] = None,
-        session_id: str | None = None,
-        task_id: str | None = None,
+        session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
+        task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         now: Annotated[
             Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
+        detail: Annotated[
+            Detail, Field(description="brief: id, content, type, date, score; full: every field and channel scores")
+        ] = Detail.brief,
         explain: Annotated[Flag, Field(description="also return every channel's candidates")] = False,
-    ) -> SearchResult:
+    ) -> Annotated[CallToolResult, BriefResult]:
         """Find the memories that answer a query (meaning + words + exact identifiers, with
         conversation context), best first, each with a score in [0, 1]. Time words are understood:
         "last week", "in May", "上周" favour that time; a question about a time alone ("what did I do
         last week") returns that time's memories in the order they happened; "上次"/"last time"
-        puts the latest match first."""
+        puts the latest match first. An empty list means nothing stored matches."""
         with tool_errors("search_memory"):
-            request = SearchRequest(
-                query=query,
-                top_k=top_k,
-                explain=explain,
-                now=now,
-                filter=MemoryFilter(
-                    types=types,
-                    layers=layers,
-                    statuses=statuses or [Status.active],
-                    created_after=created_after,
-                    created_before=created_before,
-                    occurred_after=occurred_after,
-                    occurred_before=occurred_before,
-                    session_id=session_id,
-                    task_id=task_id,
-                    tags=tags,
-                ),
+            f = MemoryFilter(
+                types=types,
+                kinds=kinds,
+                layers=layers,
+                statuses=statuses or [Status.active],
+                created_after=created_after,
+                created_before=created_before,
+                occurred_after=occurred_after,
+                occurred_before=occurred_before,
+                session_id=session_id,
+                task_id=task_id,
+                tags=tags,
             )
-            return await engram().search.search(await tenant_of(ctx), request)
+            request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
+            result = await engram().search.search(await tenant_of(ctx), request)
+            return compact(BriefResult.of(result, detail))
 
     @server.tool(
         title="Forget a memory",
@@ -258,16 +269,40 @@ def build_mcp(
     @server.tool(title="List memories", annotations=read_only)
     async def list_memories(
         ctx: Context,
-        types: list[MemoryType] | None = None,
-        layers: list[Layer] | None = None,
+        types: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
+        kinds: Annotated[list[Kind] | None, Field(description="facts, transcript turns, or both (default)")] = None,
+        layers: Annotated[list[Layer] | None, Field(description="only these layers")] = None,
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
+        session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
+        task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
+        created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,
+        created_before: Annotated[Instant | None, Field(description="stored before, ISO 8601")] = None,
+        occurred_after: Annotated[Instant | None, Field(description="when it happened, inclusive")] = None,
+        occurred_before: Annotated[Instant | None, Field(description="when it happened, exclusive")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="memories per page")] = 50,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
-    ) -> MemoryPage:
-        """Memories newest first, one page at a time."""
+        detail: Annotated[
+            Detail, Field(description="brief: id, content, type, date; full: every field")
+        ] = Detail.brief,
+    ) -> Annotated[CallToolResult, BriefPage]:
+        """Memories newest first, one page at a time (to browse; to answer a question, search)."""
         with tool_errors("list_memories"):
-            f = MemoryFilter(types=types, layers=layers, statuses=statuses or [Status.active])
-            return await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
+            f = MemoryFilter(
+                types=types,
+                kinds=kinds,
+                layers=layers,
+                statuses=statuses or [Status.active],
+                tags=tags,
+                session_id=session_id,
+                task_id=task_id,
+                created_after=created_after,
+                created_before=created_before,
+                occurred_after=occurred_after,
+                occurred_before=occurred_before,
+            )
+            page = await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
+            return compact(BriefPage.of(page, detail))
 
     @server.tool(
         title="Update a memory",

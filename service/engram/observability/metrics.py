@@ -37,6 +37,17 @@ search_stages = Histogram(
 searches = Counter("engram_searches_total", "Searches", ["tenant"], registry=REGISTRY)
 cache_lookups = Counter("engram_cache_lookups_total", "Query-embedding cache lookups", ["result"], registry=REGISTRY)
 cache_hit_ratio = Gauge("engram_cache_hit_ratio", "Hits / lookups of the query-embedding cache", registry=REGISTRY)
+# The process's lookups, hits first: the ratio is over the same lookups the counter counts.
+_lookups = [0, 0]
+
+
+def cache_lookup(hit: bool) -> None:
+    cache_lookups.labels("hit" if hit else "miss").inc()
+    _lookups[0] += hit
+    _lookups[1] += 1
+
+
+cache_hit_ratio.set_function(lambda: _lookups[0] / _lookups[1] if _lookups[1] else 0.0)
 write_decisions = Counter(
     "engram_write_decisions_total",
     "What became of each memory written: created, duplicate, touched, merged, superseded, skipped",
@@ -64,11 +75,8 @@ def timed(histogram: Histogram, *labels: str) -> Iterator[None]:
         histogram.labels(*labels).observe(time.perf_counter() - started)
 
 
-def watch(
-    size: Callable[[], int], idle: Callable[[], int], maximum: Callable[[], int], hit_ratio: Callable[[], float]
-) -> None:
-    """Read the pool's and the cache's numbers at every scrape (the latest ones opened here)."""
-    cache_hit_ratio.set_function(hit_ratio)
+def watch(size: Callable[[], int], idle: Callable[[], int], maximum: Callable[[], int]) -> None:
+    """Read the pool's numbers at every scrape (the latest pool opened here)."""
     pool_connections.labels("in_use").set_function(lambda: size() - idle())
     pool_connections.labels("idle").set_function(idle)
     pool_connections.labels("max").set_function(maximum)
