@@ -183,3 +183,34 @@ async def test_agents_get_brief_results_sized_by_the_tenant_configuration(servic
         seen = [m["content"] for m in page.structured_content["items"] + following.structured_content["items"]]
         assert sorted(seen) == ["The user went to concert number 0", "The user went to concert number 1"]
         assert "next_cursor" not in following.structured_content
+
+
+async def test_resources_and_prompts_help_an_agent(service, mcp_tenant):
+    """engram://memories/recent and /pinned read the tenant's memories; the prompts say what to call."""
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        await client.call_tool("write_memory", {"content": "The user is allergic to peanuts", "pinned": True})
+        written = await client.call_tool(
+            "write_memory", {"content": "The user watched a film", "occurred_at": "2026-01-02T20:00:00Z"}
+        )
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["engram://memories/{view}"]
+        recent = json.loads((await client.read_resource("engram://memories/recent")).contents[0].text)
+        assert [m["content"] for m in recent["items"]] == ["The user watched a film", "The user is allergic to peanuts"]
+        pinned = json.loads((await client.read_resource("engram://memories/pinned")).contents[0].text)
+        assert [m["content"] for m in pinned["items"]] == ["The user is allergic to peanuts"]
+        with pytest.raises(Exception, match="unknown view"):
+            await client.read_resource("engram://memories/everything")
+
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == {"recall", "remember_conversation"}
+        recall = await client.get_prompt("recall", {"question": "what can I cook for the user?"})
+        text = recall.messages[0].content.text
+        assert "search_memory" in text and "what can I cook for the user?" in text
+
+        # A time may be set and unset ("unknown") through MCP, as through REST.
+        memory_id = written.structured_content["memory"]["id"]
+        unknown = await client.call_tool("update_memory", {"memory_id": memory_id, "occurred_at": "unknown"})
+        assert unknown.structured_content["occurred_at"] is None
+        unpinned = await client.call_tool("list_memories", {"pinned": False})
+        assert [m["id"] for m in unpinned.structured_content["items"]] == [memory_id]

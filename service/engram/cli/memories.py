@@ -3,6 +3,7 @@ purge, consolidate, close. Tables for people by default, ``--json`` for scripts.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -18,7 +19,7 @@ from engram.cli.common import (
 )
 from engram.cli.render import show
 from engram.domain.judgement import Turn
-from engram.domain.models import Kind, Layer, MemoryFilter, MemoryType, NewMemory, Status
+from engram.domain.models import Kind, Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status
 from engram.domain.search import SearchRequest
 from engram.runtime import Engram
 from engram.settings import Settings
@@ -34,19 +35,40 @@ SessionOpt = Annotated[str | None, typer.Option("--session", help="only this ses
 TaskOpt = Annotated[str | None, typer.Option("--task", help="only this task's memories")]
 StatusOpt = Annotated[list[Status] | None, typer.Option("--status", help="default: active (repeatable)")]
 KindOpt = Annotated[list[Kind] | None, typer.Option("--kind", help="fact or turn (default: both)")]
+LayerOpt = Annotated[list[Layer] | None, typer.Option("--layer", help="only this layer (repeatable)")]
+PinnedOpt = Annotated[bool | None, typer.Option("--pinned/--unpinned", help="only pinned, or only unpinned, memories")]
+TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
 
 
 def _filter(
-    types: list[MemoryType] | None,
-    tags: list[str] | None,
+    type: list[MemoryType] | None,
+    kind: list[Kind] | None,
+    layer: list[Layer] | None,
+    status: list[Status] | None,
+    tag: list[str] | None,
+    pinned: bool | None,
     session: str | None,
     task: str | None,
-    statuses: list[Status] | None,
-    kinds: list[Kind] | None = None,
+    created_after: datetime | None,
+    created_before: datetime | None,
+    occurred_after: datetime | None,
+    occurred_before: datetime | None,
 ) -> MemoryFilter:
+    """The options every listing and search takes, as the filter REST and MCP take."""
     return MemoryFilter(
-        types=types, tags=tags, session_id=session, task_id=task, statuses=statuses or [Status.active], kinds=kinds
+        types=type,
+        kinds=kind,
+        layers=layer,
+        statuses=status or [Status.active],
+        tags=tag,
+        pinned=pinned,
+        session_id=session,
+        task_id=task,
+        created_after=created_after,
+        created_before=created_before,
+        occurred_after=occurred_after,
+        occurred_before=occurred_before,
     )
 
 
@@ -55,6 +77,7 @@ def _filter(
 def write(
     content: str,
     tenant: TenantOpt,
+    kind: Annotated[Kind, typer.Option(help="fact (deduplicated) or turn (a transcript line)")] = Kind.fact,
     type: Annotated[MemoryType, typer.Option()] = MemoryType.fact,
     layer: Annotated[Layer, typer.Option()] = Layer.long_term,
     importance: Annotated[float, typer.Option(min=0, max=1)] = 0.5,
@@ -62,11 +85,17 @@ def write(
     session_id: Annotated[str | None, typer.Option()] = None,
     task_id: Annotated[str | None, typer.Option()] = None,
     pinned: Annotated[bool, typer.Option(help="never forgotten by the schedule")] = False,
+    source: Annotated[str, typer.Option(help="where it came from")] = "cli",
+    external_id: Annotated[str | None, typer.Option(help="your own id, echoed back")] = None,
+    occurred_at: Annotated[datetime | None, typer.Option(help="when it happened (ISO 8601)")] = None,
+    metadata: Annotated[str | None, typer.Option(help="free-form JSON object")] = None,
+    now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store one memory: what happened to it (created, duplicate, merged, superseded...)."""
     item = NewMemory(
         content=content,
+        kind=kind,
         type=type,
         layer=layer,
         importance=importance,
@@ -74,7 +103,11 @@ def write(
         session_id=session_id,
         task_id=task_id,
         pinned=pinned,
-        source="cli",
+        source=source,
+        external_id=external_id,
+        occurred_at=occurred_at,
+        metadata=_json_object(metadata, "--metadata"),
+        now=now,
     )
 
     async def run(engram: Engram) -> Any:
@@ -93,10 +126,17 @@ def search(
         datetime | None, typer.Option(help="the time 'last week' counts from (ISO 8601; default: now)")
     ] = None,
     type: TypeOpt = None,
+    kind: KindOpt = None,
+    layer: LayerOpt = None,
+    status: StatusOpt = None,
     tag: TagOpt = None,
+    pinned: PinnedOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
-    status: StatusOpt = None,
+    created_after: TimeOpt = None,
+    created_before: TimeOpt = None,
+    occurred_after: TimeOpt = None,
+    occurred_before: TimeOpt = None,
     explain: Annotated[bool, typer.Option(help="every channel's candidates (with --json)")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -106,7 +146,20 @@ def search(
         top_k=top_k,
         now=now,
         explain=explain,
-        filter=_filter(type, tag, session, task, status),
+        filter=_filter(
+            type,
+            kind,
+            layer,
+            status,
+            tag,
+            pinned,
+            session,
+            task,
+            created_after,
+            created_before,
+            occurred_after,
+            occurred_before,
+        ),
     )
 
     async def run(engram: Engram) -> Any:
@@ -121,16 +174,35 @@ def list_(
     tenant: TenantOpt,
     type: TypeOpt = None,
     kind: KindOpt = None,
+    layer: LayerOpt = None,
+    status: StatusOpt = None,
     tag: TagOpt = None,
+    pinned: PinnedOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
-    status: StatusOpt = None,
+    created_after: TimeOpt = None,
+    created_before: TimeOpt = None,
+    occurred_after: TimeOpt = None,
+    occurred_before: TimeOpt = None,
     limit: Annotated[int, typer.Option(min=1, max=500)] = 50,
     cursor: Annotated[str | None, typer.Option(help="the cursor printed under the previous page")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Memories newest first, a page at a time."""
-    f = _filter(type, tag, session, task, status, kind)
+    f = _filter(
+        type,
+        kind,
+        layer,
+        status,
+        tag,
+        pinned,
+        session,
+        task,
+        created_after,
+        created_before,
+        occurred_after,
+        occurred_before,
+    )
 
     async def run(engram: Engram) -> Any:
         return await engram.memories.list(await engram.tenants.resolve(tenant), f, limit, cursor)
@@ -195,6 +267,41 @@ def purge(
 
 @app.command()
 @command
+def update(
+    memory_id: MemoryIdArg,
+    tenant: TenantOpt,
+    content: Annotated[str | None, typer.Option(help="new content (embedded again)")] = None,
+    type: Annotated[MemoryType | None, typer.Option()] = None,
+    importance: Annotated[float | None, typer.Option(min=0, max=1)] = None,
+    occurred_at: Annotated[str | None, typer.Option(help="when it happened (ISO 8601), or 'unknown'")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="the new tags, repeatable (replaces them all)")] = None,
+    metadata: Annotated[str | None, typer.Option(help="the new metadata, a JSON object")] = None,
+    pinned: Annotated[bool | None, typer.Option("--pinned/--unpinned", help="never forgotten by the schedule")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change a memory's fields; its previous content stays in the history."""
+    parsed = _memory_id(memory_id)
+    given: dict[str, Any] = {
+        "content": content,
+        "type": type,
+        "importance": importance,
+        "tags": tag,
+        "metadata": _json_object(metadata, "--metadata") if metadata is not None else None,
+        "pinned": pinned,
+    }
+    changes = {k: v for k, v in given.items() if v is not None}
+    if occurred_at is not None:
+        changes["occurred_at"] = None if occurred_at == "unknown" else occurred_at
+    patch = MemoryPatch.model_validate(changes)
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.update(await engram.tenants.resolve(tenant), parsed, patch, actor="cli")
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
 def forget(
     tenant: TenantOpt,
     memory_id: Annotated[
@@ -224,10 +331,21 @@ def remember(
     assistant: Annotated[str | None, typer.Option(help="the assistant's reply")] = None,
     session_id: Annotated[str | None, typer.Option()] = None,
     task_id: Annotated[str | None, typer.Option()] = None,
+    occurred_at: Annotated[datetime | None, typer.Option(help="when the turn happened (ISO 8601)")] = None,
+    now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
+    source: Annotated[str, typer.Option(help="where it came from")] = "cli",
     as_json: JsonOpt = False,
 ) -> None:
     """Let the judge pick what to remember from one conversation turn, and store it."""
-    turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, source="cli")
+    turn = Turn(
+        user=user,
+        assistant=assistant,
+        session_id=session_id,
+        task_id=task_id,
+        occurred_at=occurred_at,
+        now=now,
+        source=source,
+    )
 
     async def run(engram: Engram) -> Any:
         return await engram.ingest.remember(await engram.tenants.resolve(tenant), turn, actor="cli")
@@ -264,6 +382,18 @@ def close(
 
     closed = with_engram(Settings(), run)
     show({"closed": [str(m.id) for m in closed]}, True)
+
+
+def _json_object(value: str | None, option: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError:
+        raise fail(f"{option} is not JSON: {value!r}", 2) from None
+    if not isinstance(data, dict):
+        raise fail(f"{option} must be a JSON object", 2)
+    return data
 
 
 def _memory_id(value: str) -> UUID:

@@ -178,6 +178,7 @@ class MemoryFilter(BaseModel):
     session_id: Text | None = None
     task_id: Text | None = None
     tags: list[Text] | None = Field(None, description="memories carrying all of these tags")
+    pinned: Flag | None = Field(None, description="true: only pinned memories; false: only unpinned ones")
 
 
 class HistoryEvent(BaseModel):

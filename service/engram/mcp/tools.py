@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
@@ -32,7 +32,7 @@ from engram.domain.models import (
     WriteResult,
 )
 from engram.domain.search import BriefPage, BriefResult, Detail, SearchRequest
-from engram.errors import EngramError, invalid_input
+from engram.errors import EngramError, InvalidInput, invalid_input
 from engram.observability import metrics
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
@@ -93,6 +93,16 @@ def tool_errors(tool: str) -> Iterator[None]:
         raise
     finally:
         metrics.tools.labels(tool, outcome).observe(time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def resource_errors(name: str) -> Iterator[None]:
+    """As tool_errors, raised as the resource error the SDK passes on (it hides any other)."""
+    try:
+        with tool_errors(name):
+            yield
+    except ToolError as exc:
+        raise ResourceError(str(exc)) from None
 
 
 def _tool_error(exc: EngramError) -> ToolError:
@@ -210,6 +220,7 @@ def build_mcp(
         session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
+        pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
         now: Annotated[
             Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
@@ -236,6 +247,7 @@ def build_mcp(
                 session_id=session_id,
                 task_id=task_id,
                 tags=tags,
+                pinned=pinned,
             )
             request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
             result = await engram().search.search(await tenant_of(ctx), request)
@@ -274,6 +286,7 @@ def build_mcp(
         layers: Annotated[list[Layer] | None, Field(description="only these layers")] = None,
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
+        pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
         session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,
@@ -294,6 +307,7 @@ def build_mcp(
                 layers=layers,
                 statuses=statuses or [Status.active],
                 tags=tags,
+                pinned=pinned,
                 session_id=session_id,
                 task_id=task_id,
                 created_after=created_after,
@@ -314,13 +328,16 @@ def build_mcp(
         content: Annotated[str | None, Field(min_length=1, description="new content (re-embedded)")] = None,
         type: MemoryType | None = None,
         importance: Annotated[Number | None, Field(ge=0, le=1)] = None,
+        occurred_at: Annotated[
+            Instant | Literal["unknown"] | None, Field(description="when it happened (ISO 8601), or 'unknown'")
+        ] = None,
         tags: list[str] | None = None,
         metadata: Metadata | None = None,
         pinned: Annotated[Flag | None, Field(description="true: never forgotten by the schedule")] = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
         with tool_errors("update_memory"):
-            given = {
+            given: dict[str, Any] = {
                 "content": content,
                 "type": type,
                 "importance": importance,
@@ -328,7 +345,10 @@ def build_mcp(
                 "metadata": metadata,
                 "pinned": pinned,
             }
-            patch = MemoryPatch(**{k: v for k, v in given.items() if v is not None})
+            changes = {k: v for k, v in given.items() if v is not None}
+            if occurred_at is not None:
+                changes["occurred_at"] = None if occurred_at == "unknown" else occurred_at
+            patch = MemoryPatch.model_validate(changes)
             return await engram().memories.update(await tenant_of(ctx), memory_id, patch, actor="mcp")
 
     @server.tool(title="History of a memory", annotations=read_only)
@@ -344,6 +364,7 @@ def build_mcp(
         assistant: Annotated[str | None, Field(description="your reply, for context")] = None,
         session_id: Annotated[str | None, Field(description="the conversation's id")] = None,
         task_id: Annotated[str | None, Field(description="the task's id, if any")] = None,
+        occurred_at: Annotated[Instant | None, Field(description="when the turn happened, ISO 8601")] = None,
         now: Annotated[
             Instant | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
@@ -354,7 +375,15 @@ def build_mcp(
         is counted, a change supersedes every older memory it replaces). Do not also call
         write_memory for the same turn."""
         with tool_errors("remember"):
-            turn = Turn(user=user, assistant=assistant, session_id=session_id, task_id=task_id, now=now, source="mcp")
+            turn = Turn(
+                user=user,
+                assistant=assistant,
+                session_id=session_id,
+                task_id=task_id,
+                occurred_at=occurred_at,
+                now=now,
+                source="mcp",
+            )
             return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
 
     @server.tool(title="Close a session or task", annotations=changes_content)
@@ -367,4 +396,46 @@ def build_mcp(
         with tool_errors("close_scope"):
             return Closed(closed=await engram().memories.close(await tenant_of(ctx), session_id, task_id, actor="mcp"))
 
+    @server.resource(
+        "engram://memories/{view}",
+        name="memories",
+        title="Recent or pinned memories",
+        description="engram://memories/recent: the 20 newest active memories; engram://memories/pinned: "
+        "the pinned ones (facts the user wants kept), newest first. Brief JSON, as list_memories returns.",
+        mime_type="application/json",
+    )
+    async def memories_resource(view: str, ctx: Context) -> str:
+        with resource_errors("resource memories"):
+            if view not in VIEWS:
+                raise InvalidInput(f"unknown view {view!r}: recent or pinned", field="view")
+            tenant = await tenant_of(ctx)
+            if view == "recent":
+                page = await engram().memories.list(tenant, MemoryFilter(), VIEW_SIZE)
+                return BriefPage.of(page, Detail.brief).model_dump_json()
+            page = await engram().memories.list(tenant, MemoryFilter(pinned=True), VIEW_SIZE)
+            return BriefPage.of(page, Detail.brief).model_dump_json()
+
+    @server.prompt(title="Answer with memory")
+    def recall(question: Annotated[str, Field(description="what the user asked")]) -> str:
+        """Look up what is known about the user before answering a question."""
+        return (
+            f"Before answering, call search_memory with a short query for what this needs: {question}\n"
+            "Use the memories that answer it (a newer memory wins over an older one), say so when "
+            "nothing stored answers it, and do not invent what the memories do not say."
+        )
+
+    @server.prompt(title="Remember this conversation")
+    def remember_conversation() -> str:
+        """Store what is worth keeping from the conversation so far."""
+        return (
+            "Go through this conversation's user turns. For each one that states something durable about "
+            "the user (a fact, a preference, a plan, a change), call remember with that turn's text and "
+            "your reply. Skip greetings, questions and passing moods. Call nothing else for the same turns."
+        )
+
     return server
+
+
+# The views of engram://memories/{view}, and how many memories a view shows.
+VIEWS = ("recent", "pinned")
+VIEW_SIZE = 20

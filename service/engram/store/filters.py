@@ -40,4 +40,6 @@ def where(f: MemoryFilter, params: Params, alias: str = "m") -> str:
         clauses.append(f"{alias}.task_id = {params.add(f.task_id)}")
     if f.tags:
         clauses.append(f"{alias}.tags @> {params.add(list(f.tags))}::text[]")
+    if f.pinned is not None:
+        clauses.append(f"{alias}.pinned = {params.add(f.pinned)}")
     return " AND ".join(clauses)
