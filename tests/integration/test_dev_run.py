@@ -66,7 +66,18 @@ async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
             )
         assert response.json()["hits"][0]["memory"]["content"] == "The user prefers window seats"
         assert (workdir / ".state" / "default-tenant.key").read_text().strip() == key
+        # Another shell, without ENGRAM_PORT: the new tenant's URLs are the running service's.
+        elsewhere = {k: v for k, v in env.items() if k != "ENGRAM_PORT"}
+        created = subprocess.run(
+            [sys.executable, "-m", "engram", "tenant", "create", "second"],
+            env=elsewhere,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert f"mcp url:  http://127.0.0.1:{port}/t/second/mcp" in created.stdout, created
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     assert not (workdir / ".state" / "postgres" / "data" / "postmaster.pid").exists()
+    assert not (workdir / ".state" / "serving.json").exists()  # withdrawn when the service stops

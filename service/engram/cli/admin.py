@@ -15,6 +15,7 @@ from engram.cli.common import (
     db_app,
     fail,
     print_json,
+    service_url,
     tenant_app,
     with_engram,
 )
@@ -53,8 +54,9 @@ def tenant_create(name: str) -> None:
     """Create a tenant and print its API key (shown once)."""
     settings = Settings()
     context, key = with_engram(settings, lambda e: e.tenants.create(name))
-    typer.echo(f"tenant:  {context.name}\nschema:  {context.schema}\napi key: {key}")
-    typer.echo(f"mcp url: {settings.base_url()}/t/{context.name}/mcp")
+    base = service_url(settings)
+    typer.echo(f"tenant:   {context.name}\nschema:   {context.schema}\napi key:  {key}")
+    typer.echo(f"mcp url:  {base}/t/{context.name}/mcp\nrest url: {base}/t/{context.name}/v1")
 
 
 @tenant_app.command("list")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Annotated, Any, TypeVar
@@ -71,3 +73,34 @@ def with_engram(settings: Settings, work: Callable[[Engram], Awaitable[T]]) -> T
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+# Where a running `engram serve`/`engram dev` says it listens, so `engram tenant create` in another
+# shell prints URLs that work without the same ENGRAM_PORT exported there.
+SERVING = "serving.json"
+
+
+def announce_service(settings: Settings) -> None:
+    path = settings.state_dir / SERVING
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"url": settings.base_url(), "pid": os.getpid()}))
+
+
+def withdraw_service(settings: Settings) -> None:
+    path = settings.state_dir / SERVING
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+
+
+def service_url(settings: Settings) -> str:
+    """The configured public URL, else the URL a running service on this machine announced, else
+    the one ENGRAM_HOST and ENGRAM_PORT make."""
+    if settings.public_url:
+        return settings.base_url()
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        announced = json.loads((settings.state_dir / SERVING).read_text())
+        os.kill(int(announced["pid"]), 0)  # still running
+        return str(announced["url"]).rstrip("/")
+    return settings.base_url()

@@ -13,8 +13,10 @@ import typer
 from engram.cli.common import (
     DEFAULT_TENANT,
     TenantOpt,
+    announce_service,
     app,
     command,
+    withdraw_service,
 )
 from engram.observability import logs
 from engram.runtime import Engram, bootstrap_database, database_url, engram_session
@@ -118,4 +120,10 @@ def _serve(settings: Settings, dsn: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     logs.configure(settings.log_level, settings.log_format)
     # log_config=None: uvicorn's loggers write through ours (JSON); requests are logged by the app.
-    uvicorn.run(create_app(settings, dsn), host=settings.host, port=settings.port, log_config=None, access_log=False)
+    announce_service(settings)
+    try:
+        uvicorn.run(
+            create_app(settings, dsn), host=settings.host, port=settings.port, log_config=None, access_log=False
+        )
+    finally:
+        withdraw_service(settings)
