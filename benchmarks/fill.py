@@ -17,9 +17,9 @@ import numpy as np
 
 from benchmarks.corpus import contents
 from engram.domain.models import Kind
+from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram
 from engram.services.writes import derived_columns
-from engram.store.schema import TenantContext
 
 POOL = 2000  # contents embedded for real
 CHUNK = 50_000

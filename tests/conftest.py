@@ -21,10 +21,10 @@ import pytest
 import uvicorn
 
 from engram.api.app import create_app
+from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, wait_for_port
-from engram.store.schema import TenantContext
 
 ROOT = Path(__file__).resolve().parents[1]
 

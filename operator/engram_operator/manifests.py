@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from engram.store.schema import schema_name
+from engram.domain.tenancy import schema_name
 
 HTTP_PORT = 8080
 UID = 10001

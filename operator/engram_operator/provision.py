@@ -13,10 +13,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import asyncpg
 
-from engram.services.tenants import hash_key
+from engram.domain.tenancy import hash_key, schema_name
 from engram.store import control, tenant_meta
 from engram.store.migrate import migrate_schema
-from engram.store.schema import schema_name
 from engram_operator.config import Instance
 from engram_operator.manifests import DATABASE_CA_PATH
 from engram_operator.placement import PlacementError, Survey

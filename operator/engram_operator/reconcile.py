@@ -17,8 +17,8 @@ from urllib.parse import unquote, urlsplit
 
 import kopf
 
-from engram.embedding.factory import BUNDLED
-from engram.services.tenants import new_key
+from engram.domain.embedders import BUNDLED_DIMENSIONS
+from engram.domain.tenancy import new_key
 from engram_operator.config import Instance, OperatorConfig
 from engram_operator.drift import drifted, with_digest
 from engram_operator.kube import Applied, Kube
@@ -151,8 +151,8 @@ def connection_limit(spec: dict[str, Any]) -> int:
 def embedding_of(spec: dict[str, Any]) -> tuple[str, int]:
     embedding = spec.get("embedding") or {}
     model = embedding.get("model") or "use-multilingual-v3"
-    if model in BUNDLED:
-        return model, BUNDLED[model].dim
+    if model in BUNDLED_DIMENSIONS:
+        return model, BUNDLED_DIMENSIONS[model]
     if not embedding.get("dimension"):
         raise InvalidSpec(f"spec.embedding.dimension is required for the model {model!r}")
     return model, int(embedding["dimension"])

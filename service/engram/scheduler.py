@@ -12,9 +12,9 @@ import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
+from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram
 from engram.store import tenant_meta
-from engram.store.schema import TenantContext
 
 log = logging.getLogger(__name__)
 # How often the service looks for tenants whose run is due.

@@ -29,8 +29,8 @@ from schemathesis.generation.stateful.state_machine import APIStateMachine
 from schemathesis.openapi.checks import RejectedPositiveData
 
 from engram.api.app import create_app
+from engram.domain.tenancy import hash_key, new_key
 from engram.runtime import Engram
-from engram.services.tenants import hash_key, new_key
 from engram.settings import Settings
 from engram.store import tenant_meta
 from tests.conftest import ServerThread, unique_tenant

@@ -183,3 +183,14 @@ async def test_the_api_reference_pages_need_no_internet(service):
             for url in found:
                 response = await client.get(url)
                 assert response.status_code == 200 and response.content, url
+
+
+async def test_list_filters_pinned_memories(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    kept = (await client.post(f"{base}/memories", json={"content": "Allergic to shellfish", "pinned": True})).json()
+    other = (await client.post(f"{base}/memories", json={"content": "Likes jazz"})).json()
+    pinned = (await client.get(f"{base}/memories", params={"pinned": "true"})).json()["items"]
+    unpinned = (await client.get(f"{base}/memories", params={"pinned": "false"})).json()["items"]
+    assert [m["id"] for m in pinned] == [kept["memory"]["id"]]
+    assert [m["id"] for m in unpinned] == [other["memory"]["id"]]

@@ -18,7 +18,7 @@ import asyncpg
 import kopf
 import yaml
 
-from engram.store.schema import schema_name
+from engram.domain.tenancy import schema_name
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import Operator, register
 from engram_operator.provision import role_name

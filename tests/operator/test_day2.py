@@ -10,11 +10,10 @@ import base64
 
 import asyncpg
 
+from engram.domain.tenancy import hash_key, schema_name
 from engram.errors import Unauthorized
 from engram.runtime import engram_session
-from engram.services.tenants import hash_key
 from engram.settings import Settings
-from engram.store.schema import schema_name
 from engram_operator.config import OperatorConfig
 from engram_operator.handlers import ROLLOUT_RETRY_SECONDS
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, eventually

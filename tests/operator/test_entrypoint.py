@@ -17,7 +17,7 @@ import asyncpg
 import httpx
 import yaml
 
-from engram.store.schema import schema_name
+from engram.domain.tenancy import schema_name
 from engram_operator.provision import role_name, tenant_lock
 from tests.conftest import free_port
 from tests.operator.harness import Cluster, DatabaseLink, eventually

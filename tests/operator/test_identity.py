@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
+from engram.domain.tenancy import schema_name
 from engram.runtime import bootstrap_database
-from engram.store.schema import schema_name
 from engram_operator.config import Instance, OperatorConfig
 from engram_operator.reconcile import INSTANCE
 from tests.operator.conftest import CLUSTER_UID

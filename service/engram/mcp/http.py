@@ -16,9 +16,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from engram.domain.tenancy import TenantContext
 from engram.errors import EngramError, NotFound
 from engram.mcp.tools import TENANT_SCOPE_KEY
-from engram.store.schema import TenantContext
 
 Authenticate = Callable[[str, str | None], Awaitable[TenantContext]]
 

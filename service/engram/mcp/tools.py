@@ -32,12 +32,12 @@ from engram.domain.models import (
     WriteResult,
 )
 from engram.domain.search import BriefPage, BriefResult, Detail, SearchRequest
+from engram.domain.tenancy import TenantContext
 from engram.errors import EngramError, InvalidInput, invalid_input
 from engram.observability import metrics
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
 from engram.store.db import unreachable
-from engram.store.schema import TenantContext
 
 TENANT_SCOPE_KEY = "engram.tenant"
 

@@ -13,12 +13,12 @@ from pydantic import BaseModel
 from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
 from engram.domain.models import Memory, MemoryType, NewMemory, Status, WriteOutcome
+from engram.domain.tenancy import TenantContext
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.dedup import relate
 from engram.services.writes import WriteService
 from engram.store import memories as repo
-from engram.store.schema import TenantContext
 
 ACTOR = "consolidation"
 MAX_MEMORIES = 5000  # per run: the most recently used

@@ -14,13 +14,13 @@ from pydantic import BaseModel, Field
 
 from engram.domain.lifecycle import Assessment, DecayInput, assess
 from engram.domain.models import Layer, Memory
+from engram.domain.tenancy import TenantContext
 from engram.errors import NotFound
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.memories import MemoryService
 from engram.settings import LifecycleSettings
 from engram.store import memories as repo
-from engram.store.schema import TenantContext
 
 ACTOR = "forgetting"
 # Survivors listed one by one in a report, the closest to being forgotten first (all are counted).

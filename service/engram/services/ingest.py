@@ -6,10 +6,10 @@ from pydantic import BaseModel
 
 from engram.domain.judgement import Turn, TurnJudgement
 from engram.domain.models import Layer, NewMemory, WriteResult
+from engram.domain.tenancy import TenantContext
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.writes import WriteService
-from engram.store.schema import TenantContext
 
 
 class RememberResult(BaseModel):

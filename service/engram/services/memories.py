@@ -21,10 +21,10 @@ from engram.domain.models import (
     MemoryType,
     Status,
 )
+from engram.domain.tenancy import TenantContext
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
-from engram.store.schema import TenantContext
 
 
 class MemoryService:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncpg
 from pydantic import BaseModel
 
+from engram.domain.tenancy import TenantContext
 from engram.embedding import Embedders
 from engram.errors import ConfigurationError, InvalidInput
 from engram.store import reindex as repo
-from engram.store.schema import TenantContext
 
 BATCH = 256
 # Passes of the background fill at most, while writers keep adding rows.

@@ -45,6 +45,7 @@ from engram.domain.search import (
     TimeFilter,
 )
 from engram.domain.temporal import TimeIntent, time_intent
+from engram.domain.tenancy import TenantContext
 from engram.domain.text import guess_language, is_conversation
 from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
@@ -52,7 +53,6 @@ from engram.judge import QueryRewriter
 from engram.observability import metrics
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
-from engram.store.schema import TenantContext
 
 log = logging.getLogger(__name__)
 # Characters of each candidate's content shown by explain.

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import builtins  # `list` is also a method here
-import hashlib
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,15 +11,14 @@ from datetime import datetime
 
 import asyncpg
 
+from engram.domain.tenancy import TenantContext, hash_key, key_tenant, new_key, schema_name, validate_tenant_name
 from engram.errors import Conflict, Forbidden, NotFound, Unauthorized
 from engram.store import control, dumps, tenant_meta
 from engram.store import memories as memories_store
 from engram.store.migrate import migrate_schema
-from engram.store.schema import TenantContext, schema_name, validate_tenant_name
 
 log = logging.getLogger(__name__)
 
-KEY_PREFIX = "ek"
 # A valid key is remembered this long per process: rotation takes effect within this time everywhere.
 _AUTH_CACHE_SECONDS = 5.0
 # A tenant's context (its embedding model) is re-read this often: `engram reindex` may change it.
@@ -33,20 +30,6 @@ class TenantInfo:
     name: str
     schema: str
     created_at: datetime
-
-
-def hash_key(key: str) -> str:
-    # Keys are 256-bit random, so a fast hash is enough (no dictionary to guard against).
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def new_key(tenant: str) -> str:
-    return f"{KEY_PREFIX}.{tenant}.{secrets.token_urlsafe(32)}"
-
-
-def key_tenant(key: str) -> str | None:
-    parts = key.split(".")
-    return parts[1] if len(parts) == 3 and parts[0] == KEY_PREFIX else None
 
 
 class TenantService:

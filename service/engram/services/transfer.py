@@ -21,13 +21,13 @@ from pydantic import BaseModel, Field
 
 from engram.domain import transfer as fmt
 from engram.domain.models import NewMemory, Status
+from engram.domain.tenancy import TenantContext
 from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
 from engram.services.writes import WriteService, derived_columns, scope_id
 from engram.store import memories as repo
 from engram.store import transfer as store
 from engram.store.memories import MemoryRow
-from engram.store.schema import TenantContext
 
 BATCH = 200
 # A mem0 export written as one JSON document (not one memory per line) is read whole, up to this.

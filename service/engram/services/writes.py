@@ -22,6 +22,7 @@ from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.judgement import Relation
 from engram.domain.models import Kind, Layer, Memory, NewMemory, Status, WriteOutcome, WriteResult
+from engram.domain.tenancy import TenantContext
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
 from engram.embedding import Embedders
@@ -31,7 +32,6 @@ from engram.observability import metrics
 from engram.services import dedup
 from engram.store import memories as repo
 from engram.store.memories import MemoryRow
-from engram.store.schema import TenantContext
 
 # Times a write is decided again when other writers keep changing the memories it rests on.
 MAX_PLANS = 5

@@ -11,7 +11,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from engram.api.deps import EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
-from engram.domain.boundary import Flag, Instant, Text
+from engram.domain.boundary import Instant, Text
 from engram.domain.models import (
     BatchWriteResult,
     HistoryEvent,
@@ -84,7 +84,7 @@ async def list_memories(
     layer: Annotated[list[Layer] | None, Query()] = None,
     status_: Annotated[list[Status] | None, Query(alias="status")] = None,
     tag: Annotated[list[Text] | None, Query()] = None,
-    pinned: Annotated[Flag | None, Query(description="true: only pinned memories; false: only unpinned")] = None,
+    pinned: Annotated[bool | None, Query(description="true: only pinned memories; false: only unpinned")] = None,
     session_id: Text | None = None,
     task_id: Text | None = None,
     created_after: Instant | None = None,

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from engram.store.schema import validate_tenant_name
+from engram.domain.tenancy import validate_tenant_name
 
 router = APIRouter(tags=["ui"])
 WEB = resources.files("engram") / "web"

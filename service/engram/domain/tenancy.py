@@ -1,0 +1,58 @@
+"""Tenants: their names, the schema each lives in, their API keys, and the context every request
+carries. Pure, so every face, the services and the operator share one definition."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from engram.errors import InvalidInput
+
+# A Kubernetes object name (DNS-1123 label), so a MemoryTenant's name is a valid tenant name.
+_TENANT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
+KEY_PREFIX = "ek"
+
+
+def validate_tenant_name(name: str) -> str:
+    if not _TENANT_NAME.match(name):
+        raise InvalidInput(
+            f"invalid tenant name {name!r}: use 1-40 lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return name
+
+
+def schema_name(tenant: str) -> str:
+    """The unquoted schema name of a tenant (``tenant_<name>``, '-' becomes '_')."""
+    return "tenant_" + validate_tenant_name(tenant).replace("-", "_")
+
+
+@dataclass(frozen=True)
+class TenantContext:
+    """Who a request acts for; everything below the interfaces takes it as an argument."""
+
+    name: str
+    schema: str  # quoted identifier, safe to interpolate into SQL
+    embedding_model: str
+    embedding_dim: int
+
+    @classmethod
+    def for_tenant(cls, name: str, embedding_model: str, embedding_dim: int) -> TenantContext:
+        return cls(name, f'"{schema_name(name)}"', embedding_model, embedding_dim)
+
+
+def hash_key(key: str) -> str:
+    # Keys are 256-bit random, so a fast hash is enough (no dictionary to guard against).
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key(tenant: str) -> str:
+    return f"{KEY_PREFIX}.{tenant}.{secrets.token_urlsafe(32)}"
+
+
+def key_tenant(key: str) -> str | None:
+    """The tenant a key names (``ek.<tenant>.<secret>``), or None for anything else."""
+    parts = key.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == KEY_PREFIX else None
