@@ -50,6 +50,13 @@ class Forbidden(EngramError):
     code = "forbidden"
 
 
+class Misdirected(EngramError):
+    """The request names a host this service does not answer for (DNS rebinding protection)."""
+
+    http_status = 421
+    code = "misdirected"
+
+
 class PayloadTooLarge(EngramError):
     http_status = 413
     code = "too_large"

@@ -214,3 +214,29 @@ async def test_resources_and_prompts_help_an_agent(service, mcp_tenant):
         assert unknown.structured_content["occurred_at"] is None
         unpinned = await client.call_tool("list_memories", {"pinned": False})
         assert [m["id"] for m in unpinned.structured_content["items"]] == [memory_id]
+
+
+@pytest.mark.parametrize("path", ["mcp", "sse"])
+async def test_a_foreign_host_or_origin_is_refused_naming_the_setting(service, mcp_tenant, path):
+    """DNS rebinding protection answers in the error model and says what to change."""
+    name, key = mcp_tenant
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": f"Bearer {key}",
+    }
+    method = "POST" if path == "mcp" else "GET"
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        url = f"/t/{name}/{path}"
+        content = body if method == "POST" else None
+        foreign = await client.request(method, url, content=content, headers=headers | {"host": "evil.example"})
+        assert foreign.status_code == 421
+        assert foreign.json()["error"]["code"] == "misdirected"
+        assert "ENGRAM_ALLOWED_HOSTS" in foreign.json()["error"]["message"]
+        origin = await client.request(method, url, content=content, headers=headers | {"origin": "http://evil.example"})
+        assert origin.status_code == 403 and "ENGRAM_ALLOWED_HOSTS" in origin.json()["error"]["message"]
+        local = headers | {"origin": service.url}
+        if method == "POST":
+            ok = await client.post(url, content=body, headers=local)
+            assert ok.status_code == 200, ok.text

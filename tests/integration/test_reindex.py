@@ -29,7 +29,8 @@ async def test_reindex_switches_model_while_searches_keep_working(engram, tenant
 
     searching = asyncio.create_task(keep_searching())
     try:
-        report = await engram.reindex.run(ctx, "multilingual-e5-small")
+        steps: list[tuple[int, int]] = []
+        report = await engram.reindex.run(ctx, "multilingual-e5-small", lambda done, total: steps.append((done, total)))
         # A writer still holding the old model (the context is cached for seconds) follows the switch.
         late = await engram.writes.write(ctx, NewMemory(content="The user started a coin collection"))
         again = await engram.writes.write(ctx, NewMemory(content="The user started a coin collection!"))
@@ -37,6 +38,7 @@ async def test_reindex_switches_model_while_searches_keep_working(engram, tenant
         done.set()
         await searching
     assert report.embedded >= len(FACTS) and report.dimension == 384
+    assert steps and steps[-1][0] == report.embedded and all(d <= t for d, t in steps)  # the bar's steps
     assert outcomes and all(n > 0 for n in outcomes)  # every search during the switch found something
 
     async with engram.pool.acquire() as conn:

@@ -19,6 +19,7 @@ from engram.cli.common import (
     tenant_app,
     with_engram,
 )
+from engram.cli.progress import progress
 from engram.embedding import build_embedder
 from engram.runtime import Engram, bootstrap_database, database_url, embedded_postgres, engram_session
 from engram.services import calibration
@@ -156,7 +157,10 @@ def reindex(
     Running services follow the move: each tenant keeps its own model (ENGRAM_EMBEDDING_MODEL is
     the model of new tenants)."""
 
-    async def run(engram: Engram) -> Any:
-        return await engram.reindex.run(await engram.tenants.resolve(tenant), model)
+    with progress(f"re-embedding with {model}") as update:
 
-    print_json(with_engram(Settings(), run).model_dump(mode="json"))
+        async def run(engram: Engram) -> Any:
+            return await engram.reindex.run(await engram.tenants.resolve(tenant), model, update)
+
+        report = with_engram(Settings(), run)
+    print_json(report.model_dump(mode="json"))

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from engram.cli.common import TenantOpt, app, command, fail, print_json, with_engram
+from engram.cli.progress import progress
 from engram.domain.transfer import Format
 from engram.runtime import Engram
 from engram.settings import Settings
@@ -66,15 +65,11 @@ def import_(
             if stream is not sys.stdin:
                 stream.close()
 
-    console = Console(stderr=True)
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("importing", total=None)
+    with progress("importing") as update:
 
         async def run(engram: Engram) -> Any:
             ctx = await engram.tenants.resolve(tenant)
-            report = lambda read: bar.update(task, description=f"read {read} memories")  # noqa: E731
-            return await engram.transfer.import_lines(ctx, lines(), format, report)
+            return await engram.transfer.import_lines(ctx, lines(), format, lambda read: update(read, None))
 
         summary = with_engram(Settings(), run)
     print_json(summary.model_dump(mode="json"))

@@ -17,7 +17,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engram.domain.tenancy import TenantContext
-from engram.errors import EngramError, NotFound
+from engram.errors import EngramError, Forbidden, Misdirected, NotFound
 from engram.mcp.tools import TENANT_SCOPE_KEY
 
 Authenticate = Callable[[str, str | None], Awaitable[TenantContext]]
@@ -82,6 +82,40 @@ class TransportRouter:
             await _json_error(send, NotFound(f"no such path: {path}"))
 
 
+def host_allowed(host: str, allowed: list[str]) -> bool:
+    """As the MCP SDK judges it: an exact match, or ``name:*`` for any port of ``name``."""
+    return host in allowed or any(a.endswith(":*") and host.startswith(a[:-1]) for a in allowed)
+
+
+class HostCheck:
+    """The transports' DNS rebinding protection, answered in the error model and naming the
+    setting to change (the SDK's own answer is a bare 421 or 403 that names nothing)."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: list[str]) -> None:
+        self._app = app
+        self._allowed = allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and "*" not in self._allowed:
+            headers = dict(scope.get("headers") or [])
+            host = headers.get(b"host", b"").decode("latin-1")
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            now = ", ".join(self._allowed)
+            if not host_allowed(host, self._allowed):
+                message = (
+                    f"this service does not answer for the host {host!r}: add it to ENGRAM_ALLOWED_HOSTS (now {now})"
+                )
+                await _json_error(send, Misdirected(message))
+                return
+            if origin and not host_allowed(origin.split("://", 1)[-1], self._allowed):
+                message = (
+                    f"requests from the origin {origin!r} are refused: add its host to ENGRAM_ALLOWED_HOSTS (now {now})"
+                )
+                await _json_error(send, Forbidden(message))
+                return
+        await self._app(scope, receive, send)
+
+
 def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: list[str]) -> ASGIApp:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection="*" not in allowed_hosts,
@@ -90,7 +124,7 @@ def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: l
     )
     streamable = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
     sse = server.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
-    return TenantGuard(TransportRouter(streamable, sse), authenticate)
+    return HostCheck(TenantGuard(TransportRouter(streamable, sse), authenticate), allowed_hosts)
 
 
 async def _json_error(send: Send, exc: EngramError) -> None:
