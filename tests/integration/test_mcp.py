@@ -238,5 +238,22 @@ async def test_a_foreign_host_or_origin_is_refused_naming_the_setting(service, m
         assert origin.status_code == 403 and "ENGRAM_ALLOWED_HOSTS" in origin.json()["error"]["message"]
         local = headers | {"origin": service.url}
         if method == "POST":
-            ok = await client.post(url, content=body, headers=local)
-            assert ok.status_code == 200, ok.text
+            passed = await client.post(url, content=body, headers=local)
+            assert passed.json()["jsonrpc"] == "2.0", passed.text  # past the check: MCP answers (no session yet)
+
+
+async def test_search_size_comes_from_the_configuration(settings, mcp_tenant):
+    """No face has a top_k of its own: ENGRAM_RETRIEVAL__DEFAULT_TOP_K sizes an agent's search."""
+    name, _ = mcp_tenant
+    env = {
+        **os.environ,
+        "ENGRAM_DATABASE_URL": settings.database_url.get_secret_value(),
+        "ENGRAM_ENVIRONMENT": "test",
+        "ENGRAM_RETRIEVAL__DEFAULT_TOP_K": "7",
+    }
+    params = StdioServerParameters(command=sys.executable, args=["-m", "engram", "mcp", "--tenant", name], env=env)
+    async with Client(params) as client:
+        items = [{"content": f"The user planted tree number {i} in the garden"} for i in range(9)]
+        await client.call_tool("write_memories", {"items": items})
+        found = await client.call_tool("search_memory", {"query": "trees planted in the garden"})
+        assert len(found.structured_content["hits"]) == 7
