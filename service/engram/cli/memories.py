@@ -4,6 +4,7 @@ purge, consolidate, close. Tables for people by default, ``--json`` for scripts.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -21,6 +22,7 @@ from engram.cli.render import show
 from engram.domain.judgement import Turn
 from engram.domain.models import Kind, Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status
 from engram.domain.search import SearchRequest
+from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram
 from engram.settings import Settings
 
@@ -214,36 +216,21 @@ def list_(
 @command
 def get(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
     """One memory, whatever its status, with every field."""
-    parsed = _memory_id(memory_id)
-
-    async def run(engram: Engram) -> Any:
-        return await engram.memories.get(await engram.tenants.resolve(tenant), parsed)
-
-    show(with_engram(Settings(), run), as_json)
+    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.get(ctx, memory)), as_json)
 
 
 @app.command()
 @command
 def history(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
     """Everything that happened to a memory: written, merged, superseded, forgotten, restored..."""
-    parsed = _memory_id(memory_id)
-
-    async def run(engram: Engram) -> Any:
-        return await engram.memories.history(await engram.tenants.resolve(tenant), parsed)
-
-    show(with_engram(Settings(), run), as_json)
+    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.history(ctx, memory)), as_json)
 
 
 @app.command()
 @command
 def restore(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
     """Bring a forgotten memory back."""
-    parsed = _memory_id(memory_id)
-
-    async def run(engram: Engram) -> Any:
-        return await engram.memories.restore(await engram.tenants.resolve(tenant), parsed, actor="cli")
-
-    show(with_engram(Settings(), run), as_json)
+    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.restore(ctx, memory, actor="cli")), as_json)
 
 
 @app.command()
@@ -382,6 +369,16 @@ def close(
 
     closed = with_engram(Settings(), run)
     show({"closed": [str(m.id) for m in closed]}, True)
+
+
+def _on_memory(tenant: str, memory_id: str, act: Callable[[Engram, TenantContext, UUID], Awaitable[Any]]) -> Any:
+    """Run one operation on one memory of a tenant (the id checked before anything starts)."""
+    memory = _memory_id(memory_id)
+
+    async def run(engram: Engram) -> Any:
+        return await act(engram, await engram.tenants.resolve(tenant), memory)
+
+    return with_engram(Settings(), run)
 
 
 def _json_object(value: str | None, option: str) -> dict[str, Any]:
