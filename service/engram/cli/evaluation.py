@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import app, command, with_engram
+from engram.cli.progress import progress
 from engram.evaluation import datasets, lifecycle, report, tuning
 from engram.evaluation.runner import CHANNELS_ALONE, FULL, Run, evaluate
 from engram.runtime import Engram
@@ -47,12 +48,16 @@ def eval_command(
     corpora = [datasets.load(name, data_dir, own_data).select(split) for name in names]
     systems = tuning.grid_systems() if grid else [FULL, *(CHANNELS_ALONE if channels else [])]
 
-    async def run(engram: Engram) -> list[Run]:
-        progress = lambda line: typer.echo(line, err=True)  # noqa: E731
-        baseline = channels and not grid
-        return [await evaluate(engram, c, split, systems, baseline=baseline, progress=progress) for c in corpora]
+    groups = sum(len(c.groups) for c in corpora)
+    with progress("evaluating") as update:
+        started = iter(range(1, groups + 1))
 
-    runs = with_engram(settings, run)
+        async def run(engram: Engram) -> list[Run]:
+            report = lambda line: update(next(started), groups, line)  # noqa: E731
+            baseline = channels and not grid
+            return [await evaluate(engram, c, split, systems, baseline=baseline, progress=report) for c in corpora]
+
+        runs = with_engram(settings, run)
     out.mkdir(parents=True, exist_ok=True)
     if grid:
         ranked = tuning.rank_settings(runs, systems)
