@@ -104,16 +104,17 @@ def read_header(data: dict[str, Any]) -> Header:
         raise InvalidInput("line 1: not an engram export (no header line)", field="line 1")
     if data.get("version") != FORMAT_VERSION:
         raise InvalidInput(f"line 1: export version {data.get('version')!r}, this engram reads {FORMAT_VERSION}")
-    return _validated(Header, data, 1)
+    return validated(Header, data, 1)
 
 
 def read_memory(data: dict[str, Any], number: int) -> ExportedMemory | End:
     if "end" in data:
-        return _validated(End, data["end"], number)
-    return _validated(ExportedMemory, data, number)
+        return validated(End, data["end"], number)
+    return validated(ExportedMemory, data, number)
 
 
-def _validated(model: type[M], data: Any, number: int) -> M:
+def validated(model: type[M], data: Any, number: int) -> M:
+    """``data`` as ``model``, or a 422 naming the file's line and the field at fault."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -202,9 +203,4 @@ def mcp_memory_items(data: dict[str, Any], number: int) -> list[NewMemory]:
 
 
 def _new(*, number: int, **fields: Any) -> NewMemory:
-    try:
-        return NewMemory(kind=Kind.fact, **fields)
-    except ValidationError as exc:
-        problem = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise InvalidInput(f"line {number}: {where}: {problem['msg']}", field=f"line {number}") from None
+    return validated(NewMemory, {"kind": Kind.fact, **fields}, number)

@@ -117,11 +117,8 @@ class HostCheck:
 
 
 def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: list[str]) -> ASGIApp:
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection="*" not in allowed_hosts,
-        allowed_hosts=allowed_hosts,
-        allowed_origins=[f"http://{h}" for h in allowed_hosts] + [f"https://{h}" for h in allowed_hosts],
-    )
+    # Host and Origin are checked once, by HostCheck (in the error model); the SDK checks the rest.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     streamable = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
     sse = server.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
     return HostCheck(TenantGuard(TransportRouter(streamable, sse), authenticate), allowed_hosts)

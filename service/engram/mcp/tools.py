@@ -408,11 +408,7 @@ def build_mcp(
         with resource_errors("resource memories"):
             if view not in VIEWS:
                 raise InvalidInput(f"unknown view {view!r}: recent or pinned", field="view")
-            tenant = await tenant_of(ctx)
-            if view == "recent":
-                page = await engram().memories.list(tenant, MemoryFilter(), VIEW_SIZE)
-                return BriefPage.of(page, Detail.brief).model_dump_json()
-            page = await engram().memories.list(tenant, MemoryFilter(pinned=True), VIEW_SIZE)
+            page = await engram().memories.list(await tenant_of(ctx), VIEWS[view], VIEW_SIZE)
             return BriefPage.of(page, Detail.brief).model_dump_json()
 
     @server.prompt(title="Answer with memory")
@@ -437,5 +433,5 @@ def build_mcp(
 
 
 # The views of engram://memories/{view}, and how many memories a view shows.
-VIEWS = ("recent", "pinned")
+VIEWS = {"recent": MemoryFilter(), "pinned": MemoryFilter(pinned=True)}
 VIEW_SIZE = 20

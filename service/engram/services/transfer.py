@@ -24,10 +24,9 @@ from engram.domain.models import NewMemory, Status
 from engram.domain.tenancy import TenantContext
 from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
-from engram.services.writes import WriteService, derived_columns, scope_id
+from engram.services.writes import WriteService, memory_row
 from engram.store import memories as repo
 from engram.store import transfer as store
-from engram.store.memories import MemoryRow
 
 BATCH = 200
 # A mem0 export written as one JSON document (not one memory per line) is read whole, up to this.
@@ -132,34 +131,22 @@ class TransferService:
         summary: ImportSummary,
     ) -> None:
         """One batch in one transaction, under the tenant's write lock."""
-        contents = []
-        for number, item in batch:
+        items, contents = [], []
+        for number, exported in batch:
+            m = exported.memory
+            # The exported memory's own fields, read as the write path reads a new one; its columns
+            # (language, tokens, slot, cleaned tags) are then derived as for any write.
+            own = m.model_dump(include=set(NewMemory.model_fields) - {"now"})
+            items.append(fmt.validated(NewMemory, own, number))
             try:
-                contents.append(self._writes.clean_content(item.memory.content))
+                contents.append(self._writes.clean_content(m.content))
             except InvalidInput as exc:
                 raise InvalidInput(f"line {number}: {exc}", field=f"line {number}") from None
         vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
-        rows = []
-        for (_, item), content, vector in zip(batch, contents, vectors, strict=True):
-            m = item.memory
-            scope = scope_id(m.kind, m.layer, m.session_id, m.task_id)
-            columns = derived_columns(content, m.kind, m.layer.value, scope, vector, ctx.embedding_model)
-            row = MemoryRow(
-                content=content,
-                kind=m.kind.value,
-                type=m.type.value,
-                layer=m.layer.value,
-                source=m.source,
-                external_id=m.external_id,
-                importance=m.importance,
-                occurred_at=m.occurred_at,
-                session_id=m.session_id,
-                task_id=m.task_id,
-                tags=m.tags,
-                metadata=m.metadata,
-                **columns,
-            )
-            rows.append(store.ImportedRow(memory=m, row=row))
+        rows = [
+            store.ImportedRow(memory=exported.memory, row=memory_row(ctx, item, content, vector))
+            for (_, exported), item, content, vector in zip(batch, items, contents, vectors, strict=True)
+        ]
         async with conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
             model, _ = await repo.current_state(conn, ctx.schema)
@@ -210,12 +197,10 @@ class TransferService:
             else:
                 items = fmt.mcp_memory_items(_object(data, number), number)
             summary.read += len(items)
-            pending.extend(items)
-            while len(pending) >= self._batch:
-                rest = pending[self._batch :]
-                del pending[self._batch :]
-                await flush()
-                pending.extend(rest)
+            for item in items:  # a mem0 document may hold many records: batches stay bounded
+                pending.append(item)
+                if len(pending) == self._batch:
+                    await flush()
         if pending:
             await flush()
         summary.outcomes = dict(outcomes)

@@ -82,6 +82,37 @@ def scope_id(kind: Kind, layer: Layer, session_id: str | None, task_id: str | No
     return {Layer.session: session_id, Layer.task: task_id}.get(layer)
 
 
+def memory_row(
+    ctx: TenantContext, item: NewMemory, content: str, vector: np.ndarray, derived_from: tuple[UUID, ...] = ()
+) -> MemoryRow:
+    """A memory ready to insert: the item's fields and everything the tenant derives from its content."""
+    columns = derived_columns(
+        content,
+        item.kind,
+        item.layer.value,
+        scope_id(item.kind, item.layer, item.session_id, item.task_id),
+        vector,
+        ctx.embedding_model,
+    )
+    return MemoryRow(
+        content=content,
+        kind=item.kind.value,
+        pinned=item.pinned,
+        type=item.type.value,
+        layer=item.layer.value,
+        source=item.source,
+        external_id=item.external_id,
+        importance=item.importance,
+        occurred_at=item.occurred_at,
+        session_id=item.session_id,
+        task_id=item.task_id,
+        tags=clean_tags(item.tags),
+        metadata=item.metadata,
+        derived_from=derived_from,
+        **columns,
+    )
+
+
 class WriteService:
     def __init__(
         self,
@@ -182,7 +213,7 @@ class WriteService:
     ) -> list[MemoryRow]:
         vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
         return [
-            self._row(ctx, item, content, vector, derived_from)
+            memory_row(ctx, item, content, vector, derived_from)
             for item, content, vector in zip(items, contents, vectors, strict=True)
         ]
 
@@ -313,35 +344,6 @@ class WriteService:
         except asyncpg.UniqueViolationError:
             pass  # the merged text already exists as another memory: count the repeat only
         return await repo.touch(conn, ctx.schema, target.id)
-
-    def _row(
-        self, ctx: TenantContext, item: NewMemory, content: str, vector: np.ndarray, derived_from: tuple[UUID, ...]
-    ) -> MemoryRow:
-        columns = derived_columns(
-            content,
-            item.kind,
-            item.layer.value,
-            scope_id(item.kind, item.layer, item.session_id, item.task_id),
-            vector,
-            ctx.embedding_model,
-        )
-        return MemoryRow(
-            content=content,
-            kind=item.kind.value,
-            pinned=item.pinned,
-            type=item.type.value,
-            layer=item.layer.value,
-            source=item.source,
-            external_id=item.external_id,
-            importance=item.importance,
-            occurred_at=item.occurred_at,
-            session_id=item.session_id,
-            task_id=item.task_id,
-            tags=clean_tags(item.tags),
-            metadata=item.metadata,
-            derived_from=derived_from,
-            **columns,
-        )
 
     def clean_content(self, content: str, index: int | None = None) -> str:
         field = "content" if index is None else f"items[{index}].content"
