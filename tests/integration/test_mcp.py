@@ -49,6 +49,7 @@ async def round_trip(client: Client) -> None:
     idempotent = {name for name, tool in tools.items() if tool.annotations.idempotent_hint}
     assert idempotent == TOOLS - {"write_memory", "write_memories", "remember"}
     assert tools["write_memory"].output_schema is not None
+    assert all(t.description and "\n " not in t.description for t in tools.values())  # no source indentation
 
     written = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
     assert not written.is_error
@@ -183,6 +184,10 @@ async def test_agents_get_brief_results_sized_by_the_tenant_configuration(servic
         seen = [m["content"] for m in page.structured_content["items"] + following.structured_content["items"]]
         assert sorted(seen) == ["The user went to concert number 0", "The user went to concert number 1"]
         assert "next_cursor" not in following.structured_content
+        numbered = await client.call_tool("list_memories", {"contains": "NUMBER 6"})
+        assert [m["content"] for m in numbered.structured_content["items"]] == ["The user went to concert number 6"]
+        within = await client.call_tool("search_memory", {"query": "concert", "contains": "number 3"})
+        assert [h["content"] for h in within.structured_content["hits"]] == ["The user went to concert number 3"]
 
 
 async def test_resources_and_prompts_help_an_agent(service, mcp_tenant):

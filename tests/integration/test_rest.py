@@ -194,3 +194,72 @@ async def test_list_filters_pinned_memories(api):
     unpinned = (await client.get(f"{base}/memories", params={"pinned": "false"})).json()["items"]
     assert [m["id"] for m in pinned] == [kept["memory"]["id"]]
     assert [m["id"] for m in unpinned] == [other["memory"]["id"]]
+
+
+async def test_text_filter_finds_any_case_and_language_and_takes_wildcards_literally(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    items = [
+        {"content": "The user learns the PIANO on Tuesdays"},
+        {"content": "用户在杭州学钢琴"},
+        {"content": "Discount code 50%_OFF expires Friday"},
+        {"content": "Discount code 50 OFF is old"},
+    ]
+    await client.post(f"{base}/memories/batch", json={"items": items})
+
+    async def listed(text: str) -> list[str]:
+        page = await client.get(f"{base}/memories", params={"contains": text})
+        assert page.status_code == 200, page.text
+        return sorted(m["content"] for m in page.json()["items"])
+
+    assert await listed("piano") == ["The user learns the PIANO on Tuesdays"]
+    assert await listed("杭州") == ["用户在杭州学钢琴"]
+    assert await listed("50%_") == ["Discount code 50%_OFF expires Friday"]  # not LIKE wildcards
+    assert await listed("no memory says this") == []
+    searched = await client.post(f"{base}/search", json={"query": "discount code", "filter": {"contains": "friday"}})
+    assert [h["memory"]["content"] for h in searched.json()["hits"]] == ["Discount code 50%_OFF expires Friday"]
+    for bad in ("", "x" * 201):
+        refused = await client.get(f"{base}/memories", params={"contains": bad})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "contains", refused.text
+
+
+async def test_timeline_counts_what_happened_when_with_the_list_filters(api):
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    items = [
+        {"content": "Moved to Hangzhou", "type": "event", "occurred_at": "2026-03-14T23:30:00-05:00"},
+        {"content": "Started piano lessons", "type": "event", "occurred_at": "2026-03-16T09:00:00Z"},
+        {"content": "Likes the piano teacher", "type": "preference", "occurred_at": "2026-03-17T09:00:00Z"},
+        {"content": "Book the dentist", "type": "task", "occurred_at": "2026-09-09T10:00:00Z"},
+    ]
+    written = (await client.post(f"{base}/memories/batch", json={"items": items})).json()["results"]
+    weekly = (await client.get(f"{base}/memories/timeline")).json()
+    assert weekly["bucket"] == "week" and weekly["total"] == 4
+    # 23:30 in New York on the 14th is the 15th in UTC: the week of Monday 9 March still.
+    assert [(p["start"][:10], p["counts"]) for p in weekly["points"]] == [
+        ("2026-03-09", {"event": 1}),
+        ("2026-03-16", {"event": 1, "preference": 1}),
+        ("2026-09-07", {"task": 1}),
+    ]
+    piano = (await client.get(f"{base}/memories/timeline", params={"contains": "piano", "bucket": "month"})).json()
+    assert [(p["start"][:10], p["counts"]) for p in piano["points"]] == [("2026-03-01", {"event": 1, "preference": 1})]
+    await client.post(f"{base}/memories/{written[3]['memory']['id']}/forget", json={})
+    active = (await client.get(f"{base}/memories/timeline")).json()
+    assert active["total"] == 3 and active["bucket"] == "day"  # what is left spans a few days
+    forgotten = (await client.get(f"{base}/memories/timeline", params={"status": "forgotten"})).json()
+    assert forgotten["total"] == 1
+    refused = await client.get(f"{base}/memories/timeline", params={"bucket": "fortnight"})
+    assert refused.status_code == 422 and refused.json()["error"]["field"] == "bucket"
+
+
+async def test_oauth_seekers_are_told_to_send_a_key(service):
+    """A client refused with a 401 looks for OAuth; what it finds says what to send instead."""
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        for method, path in [
+            ("GET", "/.well-known/oauth-protected-resource/t/default/mcp"),
+            ("GET", "/.well-known/oauth-authorization-server"),
+            ("POST", "/register"),
+        ]:
+            answer = await client.request(method, path, json={} if method == "POST" else None)
+            assert answer.status_code == 404, path
+            assert "Authorization: Bearer <key>" in answer.json()["error"]["message"], path

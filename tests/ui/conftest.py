@@ -41,9 +41,14 @@ async def browser() -> AsyncIterator:
         await launched.close()
 
 
+VIEWPORTS = {"desktop": {"width": 1400, "height": 900}, "phone": {"width": 400, "height": 860}}
+
+
 @pytest.fixture
-async def page(browser) -> AsyncIterator:
-    context = await browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+async def page(browser, request) -> AsyncIterator:
+    """A fresh tab at desktop size, or at the size named by an indirect parameter ("phone")."""
+    viewport = VIEWPORTS[getattr(request, "param", "desktop")]
+    context = await browser.new_context(viewport=viewport, locale="en-US")
     page = await context.new_page()
     page.on("dialog", lambda dialog: dialog.accept())  # the confirmations of forget and purge
     errors: list[str] = []
@@ -56,5 +61,6 @@ async def page(browser) -> AsyncIterator:
 async def screenshot(page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    await page.evaluate("window.scrollTo(0, 0)")  # a sticky header is drawn where the page is scrolled to
     await page.screenshot(path=str(path), full_page=True)
     return path

@@ -1,6 +1,10 @@
-"""The memory browser in headless Chromium against the real service and database: log in, find
-what the API wrote, see why search found it, edit, forget, restore, purge, read the history; a
-wrong key sees nothing. A screenshot of each main page goes to test-artifacts/ui/."""
+"""The memory browser in headless Chromium against the real service and database, at desktop and
+phone width: log in, find what the API wrote (text filter, timeline, filters), see why search found
+it, edit, pin, forget, restore, purge one or many, read the history and the chain of versions,
+preview forgetting on its decay chart and run it; errors read as sentences; a wrong key sees
+nothing. Screenshots of the main pages go to test-artifacts/ui/ (docs/ui/ keeps a copy)."""
+
+from __future__ import annotations
 
 import httpx
 import pytest
@@ -8,6 +12,8 @@ from playwright.async_api import expect
 
 from tests.conftest import ServerThread, unique_tenant
 from tests.ui.conftest import screenshot
+
+BOTH = pytest.mark.parametrize("page", ["desktop", "phone"], indirect=True)
 
 
 @pytest.fixture
@@ -37,18 +43,32 @@ async def log_in(page, service, name: str, key: str) -> None:
     await page.click("#login-form button")
 
 
+async def fits_the_screen(page) -> None:
+    """Nothing sticks out sideways: the page scrolls only up and down."""
+    overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than the screen"
+
+
+@BOTH
 async def test_a_wrong_key_sees_nothing(page, service, ui_tenant, engram):
     name, key = ui_tenant
     with rest(service, name, key) as api:
         api.post("/memories", json={"content": "The user's PIN hint is a secret"}).raise_for_status()
+    await page.goto(f"{service.url}/t/{name}/ui")
+    await expect(page.locator("#nav")).to_be_hidden()  # nothing to navigate before logging in
     await log_in(page, service, name, "ek.nobody.wrong")
     await expect(page.locator("#login-error")).to_have_text("That key does not open this tenant.")
     await expect(page.locator("#memories-view")).to_be_hidden()
+    await expect(page.locator("#nav")).to_be_hidden()
     assert "secret" not in await page.content()
     assert "ek.nobody.wrong" not in page.url
+    await fits_the_screen(page)
+    await screenshot(page, f"login-{page.viewport_size['width']}")
 
 
+@BOTH
 async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui_tenant):
+    phone = page.viewport_size["width"] < 500
     name, key = ui_tenant
     with rest(service, name, key) as api:
         chinese = api.post("/memories", json={"content": "用户偏好顺丰快递", "type": "preference"}).json()["memory"]
@@ -61,9 +81,13 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     table = page.locator("#memory-table tbody")
     await expect(table.locator("tr")).to_have_count(3)  # the coffee memory was superseded by the tea one
     await expect(table).to_contain_text("用户偏好顺丰快递")
-    await expect(page.locator("#counts")).to_contain_text("preference 2")
+    await expect(page.locator("#counts [data-type=preference] strong")).to_have_text("2")
+    await expect(page.locator("#counts [data-type=task] strong")).to_have_text("0")
+    await expect(page.locator("#counts")).to_contain_text("Layers: long term 3")  # "task 0" once, as a type
+    await expect(page.locator("#timeline .timeline-bar")).to_have_count(1)
     assert key not in page.url
-    await screenshot(page, "memories")
+    await fits_the_screen(page)
+    await screenshot(page, f"memories-{page.viewport_size['width']}")
 
     await page.click("#nav a[data-view=search]")
     await page.fill("#search-form input[name=query]", "顺丰")
@@ -72,14 +96,25 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     await expect(page.locator("[data-channel=keyword] li").first).to_contain_text("用户偏好顺丰快递")
     await expect(page.locator("[data-channel=vector] li")).not_to_have_count(0)
     await expect(page.locator("#fused tbody tr").first).to_contain_text("用户偏好顺丰快递")
-    await screenshot(page, "search-explain")
+    await fits_the_screen(page)
+    await screenshot(page, f"search-explain-{page.viewport_size['width']}")
 
     await page.click("#nav a[data-view=memories]")
-    await table.locator(f"tr[data-id='{chinese['id']}']").click()
+    await table.locator(f"tr[data-id='{chinese['id']}'] td.content").click()
+    if phone:  # the memory opens as a sheet over the list, and closes back to it
+        await expect(page.locator("#detail")).to_be_visible()
+        box = await page.locator("#detail").bounding_box()
+        assert box is not None and box["width"] >= 399 and box["x"] == 0
+        await page.click("#close-detail")
+        await expect(page.locator("#detail")).to_be_hidden()
+        await table.locator(f"tr[data-id='{chinese['id']}'] td.content").click()
     await page.fill("#edit-content", "用户偏好顺丰快递，不要中通")
     await page.click("#save")
     await expect(table).to_contain_text("用户偏好顺丰快递，不要中通")
     await expect(page.locator("#history li[data-event=updated]")).to_have_count(1)
+    await page.click("#pin")
+    await expect(page.locator("#detail .badge.pinned")).to_be_visible()
+    await expect(table.locator(f"tr[data-id='{chinese['id']}'] .badge.pinned")).to_be_visible()
     await page.click("#forget")
     await expect(page.locator("#restore")).to_be_visible()
     await expect(table.locator(f"tr[data-id='{chinese['id']}']")).to_have_count(0)  # the list shows active ones
@@ -88,26 +123,30 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     await expect(page.locator("#detail")).not_to_contain_text("null")
     events = await page.locator("#history li").evaluate_all("items => items.map(i => i.dataset.event)")
     assert events[:1] == ["written"] and {"updated", "forgotten", "restored"} <= set(events)
-    await screenshot(page, "memory-history")
+    await screenshot(page, f"memory-history-{page.viewport_size['width']}")
 
-    await table.locator(f"tr[data-id='{tea['id']}']").click()
-    await expect(page.locator("#versions li")).to_have_count(2)
-    await expect(page.locator("#versions li").first).to_contain_text("The user likes coffee")
+    if phone:
+        await page.click("#close-detail")
+    await table.locator(f"tr[data-id='{tea['id']}'] td.content").click()
+    chain = page.locator("#versions li")
+    await expect(chain).to_have_count(2)
+    await expect(chain.first).to_contain_text("The user likes coffee")
+    await expect(chain.nth(1)).to_have_class("link status-active current")
+    # Drawn as a chain: the second card carries the connector from the first.
+    connector = await chain.nth(1).evaluate("li => getComputedStyle(li, '::before').borderLeftStyle")
+    assert connector == "solid"
+    await screenshot(page, f"versions-chain-{page.viewport_size['width']}")
+    await chain.first.locator("button").click()  # the older version opens in its place
+    await expect(page.locator("#detail textarea")).to_have_value("The user likes coffee")
 
-    await table.locator(f"tr[data-id='{chinese['id']}']").click()
+    if phone:
+        await page.click("#close-detail")
+    await table.locator(f"tr[data-id='{chinese['id']}'] td.content").click()
     await page.click("#forget")
     await page.click("#purge")
     await expect(page.locator("#detail")).to_be_hidden()
     with rest(service, name, key) as api:
         assert api.get(f"/memories/{chinese['id']}").status_code == 404
-
-    await page.click("#nav a[data-view=forgetting]")
-    await page.click("#preview")
-    candidates = page.locator("#forgetting-table tbody tr")
-    await expect(candidates.first).to_be_visible()
-    await expect(page.locator("#forgetting-table")).to_contain_text("The user's flight CA981 leaves at 9am")
-    await expect(page.locator("#forgetting-table")).to_contain_text("below 0.9")
-    await screenshot(page, "forgetting")
 
     await page.click("#logout")
     await expect(page.locator("#login-view")).to_be_visible()
@@ -127,11 +166,170 @@ async def test_paging_and_filters(page, service, ui_tenant):
     await page.click("#more")
     await expect(rows).to_have_count(56)
     await expect(page.locator("#more")).to_be_hidden()
-    await page.select_option("#filters select[name=type]", "task")
-    await page.click("#filters button")
+    await page.click("#counts [data-type=task]")  # a count is a shortcut to its filter
     await expect(rows).to_have_count(1)
     await expect(rows.first).to_contain_text("Call the dentist on Monday")
+    await page.click("#filters summary")
     await page.select_option("#filters select[name=type]", "")
     await page.fill("#filters input[name=tag]", "nothing-has-this-tag")
-    await page.click("#filters button")
+    await page.click("#filters button[type=submit]")
     await expect(page.locator("#empty")).to_be_visible()
+
+
+@BOTH
+async def test_text_filter_and_timeline(page, service, ui_tenant):
+    name, key = ui_tenant
+    items = [
+        {"content": "用户在三月搬家到了杭州", "type": "event", "occurred_at": "2026-03-14T10:00:00Z"},
+        {"content": "Moved the piano to the new flat", "type": "event", "occurred_at": "2026-03-20T10:00:00Z"},
+        {"content": "The user started learning the PIANO", "type": "event", "occurred_at": "2026-06-02T10:00:00Z"},
+        {"content": "The user runs on Sundays", "type": "preference", "occurred_at": "2026-06-05T10:00:00Z"},
+        {"content": "Book the dentist", "type": "task", "occurred_at": "2026-09-09T10:00:00Z"},
+    ]
+    with rest(service, name, key) as api:
+        api.post("/memories/batch", json={"items": items}).raise_for_status()
+    await log_in(page, service, name, key)
+    rows = page.locator("#memory-table tbody tr")
+    await expect(rows).to_have_count(5)
+
+    await page.fill("#filters input[name=contains]", "piano")  # any case, applied as you type
+    await expect(rows).to_have_count(2)
+    await page.fill("#filters input[name=contains]", "杭州")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("用户在三月搬家到了杭州")
+    await page.fill("#filters input[name=contains]", "")
+    await expect(rows).to_have_count(5)
+
+    bars = page.locator("#timeline .timeline-bar")  # six months apart: one bar a week holding memories
+    await expect(bars).to_have_count(4)
+    await expect(page.locator("#timeline-caption")).to_contain_text("5 memories by week")
+    await bars.first.click()  # the week of 14 March 2026 (a Saturday): the week starts on Monday the 9th
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("杭州")
+    await expect(page.locator("#timeline-clear")).to_contain_text("Mar 9, 2026")
+    await expect(bars.first).to_have_class("timeline-bar picked")
+    await fits_the_screen(page)
+    await screenshot(page, f"timeline-{page.viewport_size['width']}")
+    await page.click("#timeline-clear")
+    await expect(rows).to_have_count(5)
+    await page.fill("#filters input[name=contains]", "the")  # the timeline follows the filters
+    await expect(bars).to_have_count(4)
+    await page.fill("#filters input[name=contains]", "piano")
+    await expect(bars).to_have_count(2)
+
+
+@BOTH
+async def test_bulk_forget_restore_and_pin(page, service, ui_tenant):
+    name, key = ui_tenant
+    items = [{"content": f"Errand {i}: pick up parcel {i}", "type": "task"} for i in range(4)]
+    with rest(service, name, key) as api:
+        written = api.post("/memories/batch", json={"items": items}).json()["results"]
+    ids = [r["memory"]["id"] for r in written]
+    await log_in(page, service, name, key)
+    rows = page.locator("#memory-table tbody tr")
+    await expect(rows).to_have_count(4)
+    for memory_id in ids[:2]:
+        await page.check(f"#memory-table tr[data-id='{memory_id}'] .pick-one")
+    await expect(page.locator("#bulk-count")).to_have_text("2 memories selected")
+    await fits_the_screen(page)
+    await screenshot(page, f"bulk-{page.viewport_size['width']}")
+    await page.click("#bulk-forget")
+    await expect(page.locator("#notice")).to_contain_text("Forgot 2 memories.")
+    await expect(rows).to_have_count(2)
+    await expect(page.locator("#bulk")).to_be_hidden()
+
+    await page.click("#counts [data-status=forgotten]")
+    await expect(rows).to_have_count(2)
+    await page.check("#select-all")
+    await expect(page.locator("#bulk-count")).to_have_text("2 memories selected")
+    await page.click("#bulk-restore")
+    await expect(page.locator("#notice")).to_contain_text("Restored 2 memories.")
+    await expect(page.locator("#empty")).to_be_visible()
+
+    await page.click("#counts [data-status=active]")
+    await expect(rows).to_have_count(4)
+    await page.check("#select-all")
+    await page.click("#bulk-pin")
+    await expect(page.locator("#notice")).to_contain_text("Pinned 4 memories.")
+    await expect(page.locator("#memory-table .badge.pinned")).to_have_count(4)
+    with rest(service, name, key) as api:
+        states = [api.get(f"/memories/{i}").json() for i in ids]
+        history = api.get(f"/memories/{ids[0]}/history").json()
+    assert all(m["status"] == "active" and m["pinned"] for m in states)
+    assert [e["event"] for e in history][:3] == ["written", "forgotten", "restored"]
+
+
+async def test_errors_read_as_sentences(page, service, ui_tenant):
+    name, key = ui_tenant
+    with rest(service, name, key) as api:
+        memory = api.post("/memories", json={"content": "The user's locker is 42"}).json()["memory"]
+    await log_in(page, service, name, key)
+    await page.locator(f"#memory-table tr[data-id='{memory['id']}'] td.content").click()
+    await page.fill("#edit-importance", "7")
+    await page.click("#save")
+    notice = page.locator("#notice")
+    await expect(notice).to_be_visible()
+    await expect(notice).to_contain_text("importance")
+    await expect(notice).not_to_contain_text("[object Object]")
+    await expect(page.locator("#edit-importance")).to_have_attribute("aria-invalid", "true")
+    await page.fill("#edit-content", "   ")
+    await page.fill("#edit-importance", "0.5")
+    await page.click("#save")
+    await expect(notice).to_contain_text("content")
+    await expect(page.locator("#edit-content")).to_have_attribute("aria-invalid", "true")
+    with rest(service, name, key) as api:
+        assert api.get(f"/memories/{memory['id']}").json()["content"] == "The user's locker is 42"
+    await page.click("#notice-close")
+    await expect(notice).to_be_hidden()
+
+
+@BOTH
+async def test_forgetting_preview_chart_and_run(page, service, ui_tenant):
+    name, key = ui_tenant
+    with rest(service, name, key) as api:
+        flight = api.post("/memories", json={"content": "The user's flight CA981 leaves at 9am", "type": "event"})
+        api.post("/memories", json={"content": "The user is allergic to peanuts", "type": "fact"})
+        pinned = {"content": "Renew the passport", "type": "task", "pinned": True}
+        api.post("/memories", json=pinned).raise_for_status()
+    flight_id = flight.json()["memory"]["id"]
+    await log_in(page, service, name, key)
+    await page.click("#nav a[data-view=forgetting]")
+    await expect(page.locator("#run-forgetting")).to_be_hidden()  # only once there is a preview to act on
+    await page.click("#preview")
+    table = page.locator("#forgetting-table")
+    await expect(table).to_contain_text("The user's flight CA981 leaves at 9am")
+    await expect(table).to_contain_text("below 0.9")
+    await expect(table.locator(".verdict").first).to_have_text("forget")
+    dots = page.locator("#decay-chart circle.dot")
+    await expect(dots).to_have_count(3)  # every memory weighed: the candidate, the current fact, the pinned one
+    await expect(page.locator("#decay-chart circle.dot.forget")).to_have_count(1)
+    await expect(page.locator("#decay-chart .threshold-label")).to_have_text("threshold 0.9")
+    await expect(page.locator("#forgetting-summary")).to_contain_text("stay: pinned")
+    await page.locator(f"#decay-chart circle[data-id='{flight_id}']").click()  # a dot points at its row
+    await expect(table.locator(f"tr[data-id='{flight_id}']")).to_have_class("goes selected")
+    await fits_the_screen(page)
+    await screenshot(page, f"forgetting-{page.viewport_size['width']}")
+
+    await page.click("#run-forgetting")
+    await expect(page.locator("#notice")).to_contain_text("Forgot 1 memory")
+    await expect(page.locator("#run-forgetting")).to_be_hidden()
+    with rest(service, name, key) as api:
+        assert api.get(f"/memories/{flight_id}").json()["status"] == "forgotten"
+        assert api.post(f"/memories/{flight_id}/restore").status_code == 200  # restorable, as promised
+
+
+async def test_dark_theme_is_remembered(page, service, ui_tenant):
+    name, key = ui_tenant
+    with rest(service, name, key) as api:
+        api.post("/memories", json={"content": "The user prefers dark mode", "type": "preference"})
+    await log_in(page, service, name, key)
+    await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
+    light = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    await page.click("#theme")  # auto -> light
+    await page.click("#theme")  # light -> dark
+    await expect(page.locator("#theme")).to_have_text("Theme: dark")
+    dark = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert dark != light
+    await screenshot(page, "memories-dark")
+    await page.reload()
+    await expect(page.locator("html")).to_have_attribute("data-theme", "dark")

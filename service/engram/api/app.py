@@ -14,7 +14,7 @@ from starlette.types import Scope
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
-from engram.api.routes import docs, health, lifecycle, memories, observability, transfer, ui
+from engram.api.routes import docs, health, lifecycle, memories, oauth, observability, transfer, ui
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
@@ -81,6 +81,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes, max_import_bytes=settings.max_import_bytes)
     app.add_middleware(Observe)  # outermost: it sees the status the boundary answered
     app.include_router(health.router)
+    app.include_router(oauth.router)
     if settings.metrics_enabled:
         app.include_router(observability.router)
     app.include_router(memories.router)

@@ -39,6 +39,7 @@ StatusOpt = Annotated[list[Status] | None, typer.Option("--status", help="defaul
 KindOpt = Annotated[list[Kind] | None, typer.Option("--kind", help="fact or turn (default: both)")]
 LayerOpt = Annotated[list[Layer] | None, typer.Option("--layer", help="only this layer (repeatable)")]
 PinnedOpt = Annotated[bool | None, typer.Option("--pinned/--unpinned", help="only pinned, or only unpinned, memories")]
+ContainsOpt = Annotated[str | None, typer.Option(help="only memories whose content holds this text (any case)")]
 TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
 
@@ -50,6 +51,7 @@ def _filter(
     status: list[Status] | None,
     tag: list[str] | None,
     pinned: bool | None,
+    contains: str | None,
     session: str | None,
     task: str | None,
     created_after: datetime | None,
@@ -65,6 +67,7 @@ def _filter(
         statuses=status or [Status.active],
         tags=tag,
         pinned=pinned,
+        contains=contains,
         session_id=session,
         task_id=task,
         created_after=created_after,
@@ -133,6 +136,7 @@ def search(
     status: StatusOpt = None,
     tag: TagOpt = None,
     pinned: PinnedOpt = None,
+    contains: ContainsOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -155,6 +159,7 @@ def search(
             status,
             tag,
             pinned,
+            contains,
             session,
             task,
             created_after,
@@ -180,6 +185,7 @@ def list_(
     status: StatusOpt = None,
     tag: TagOpt = None,
     pinned: PinnedOpt = None,
+    contains: ContainsOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -198,6 +204,7 @@ def list_(
         status,
         tag,
         pinned,
+        contains,
         session,
         task,
         created_after,

@@ -179,6 +179,9 @@ class MemoryFilter(BaseModel):
     task_id: Text | None = None
     tags: list[Text] | None = Field(None, description="memories carrying all of these tags")
     pinned: Flag | None = Field(None, description="true: only pinned memories; false: only unpinned ones")
+    contains: Text | None = Field(
+        None, min_length=1, max_length=200, description="memories whose content holds this text (any case)"
+    )
 
 
 class HistoryEvent(BaseModel):

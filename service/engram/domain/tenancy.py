@@ -13,6 +13,8 @@ from engram.errors import InvalidInput
 # A Kubernetes object name (DNS-1123 label), so a MemoryTenant's name is a valid tenant name.
 _TENANT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 KEY_PREFIX = "ek"
+# What a client told "no" should do: said wherever a key is missing or refused, and to OAuth seekers.
+KEY_HINT = "send the tenant's engram API key as 'Authorization: Bearer <key>' (engram takes API keys, not OAuth)"
 
 
 def validate_tenant_name(name: str) -> str:

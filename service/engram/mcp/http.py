@@ -2,6 +2,15 @@
 
 A pure-ASGI guard checks the tenant's bearer key before any MCP parsing (401/403 as JSON) and
 puts the tenant into the request scope, where the tools read it.
+
+MCP clients (the Inspector, mcp-remote, an SDK client given an OAuth provider) take any 401 as
+"start OAuth": they probe the OAuth discovery URLs, then try to register a client, whatever the
+challenge says (an RFC 6750 ``error="invalid_token"`` does not stop them). engram has no OAuth,
+only API keys, so a key that was sent and refused is a 403 here (RFC 9110: credentials given but
+not sufficient; the client should not repeat them), without a challenge, and its message names
+the key and the header to send: the client shows that message instead of an OAuth error. Only a
+request without a key stays a 401 with its ``Bearer`` challenge (HTTP's answer to missing
+credentials). REST keeps 401 for both.
 """
 
 from __future__ import annotations
@@ -16,11 +25,22 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.domain.tenancy import TenantContext
-from engram.errors import EngramError, Forbidden, Misdirected, NotFound
+from engram.domain.tenancy import KEY_HINT, TenantContext
+from engram.errors import EngramError, Forbidden, Misdirected, NotFound, Unauthorized
 from engram.mcp.tools import TENANT_SCOPE_KEY
 
 Authenticate = Callable[[str, str | None], Awaitable[TenantContext]]
+
+
+def key_refusal(exc: EngramError, tenant: str, token: str | None) -> EngramError:
+    """The guard's answer to a key the service refused, for an MCP client (see the module's doc)."""
+    if isinstance(exc, Unauthorized):
+        if token is None:
+            return Unauthorized(f"missing API key for tenant {tenant!r}: {KEY_HINT}")
+        return Forbidden(f"{exc} for tenant {tenant!r}: {KEY_HINT}")
+    if isinstance(exc, Forbidden):  # a key of another tenant
+        return Forbidden(f"{exc}: {KEY_HINT}")
+    return exc
 
 
 def bearer_token(scope: Scope) -> str | None:
@@ -47,7 +67,7 @@ class TenantGuard:
         try:
             context = await self._authenticate(tenant, token)
         except EngramError as exc:
-            await _json_error(send, exc)
+            await _json_error(send, key_refusal(exc, tenant, token))
             return
         assert token is not None
         scope[TENANT_SCOPE_KEY] = context

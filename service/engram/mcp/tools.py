@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from uuid import UUID
 
 from mcp.server import MCPServer
@@ -40,6 +41,7 @@ from engram.services.ingest import RememberResult
 from engram.store.db import unreachable
 
 TENANT_SCOPE_KEY = "engram.tenant"
+ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
 
 INSTRUCTIONS = """engram is your long-term memory of the user.
 
@@ -128,6 +130,14 @@ def build_mcp(
             return await stdio_tenant()
         raise ToolError("no authenticated tenant for this request")
 
+    def tool(**options: Any) -> Callable[[ToolFn], ToolFn]:
+        """server.tool, its description the docstring without the source's indentation."""
+
+        def register(fn: ToolFn) -> ToolFn:
+            return server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **options)(fn)
+
+        return register
+
     def annotations(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
         return ToolAnnotations(
             read_only_hint=read_only,
@@ -144,7 +154,7 @@ def build_mcp(
     # the same call again changes nothing more.
     changes_content = annotations(read_only=False, destructive=True, idempotent=True)
 
-    @server.tool(title="Write a memory", annotations=writes)
+    @tool(title="Write a memory", annotations=writes)
     async def write_memory(
         ctx: Context,
         content: Annotated[str, Field(min_length=1, description="one atomic fact, e.g. 'The user prefers tea'")],
@@ -192,7 +202,7 @@ def build_mcp(
             )
             return await engram().writes.write(await tenant_of(ctx), item, actor="mcp")
 
-    @server.tool(title="Write several memories", annotations=writes)
+    @tool(title="Write several memories", annotations=writes)
     async def write_memories(
         ctx: Context,
         items: Annotated[list[NewMemory], Field(min_length=1, description="memories, in order")],
@@ -202,7 +212,7 @@ def build_mcp(
             results = await engram().writes.write_batch(await tenant_of(ctx), items, actor="mcp")
             return BatchWriteResult(results=results)
 
-    @server.tool(title="Search memories", annotations=read_only)
+    @tool(title="Search memories", annotations=read_only)
     async def search_memory(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=4000, description="what to look for")],
@@ -221,6 +231,7 @@ def build_mcp(
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
+        contains: Annotated[str | None, Field(description="content holds this text (any case)")] = None,
         now: Annotated[
             Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
@@ -248,12 +259,13 @@ def build_mcp(
                 task_id=task_id,
                 tags=tags,
                 pinned=pinned,
+                contains=contains,
             )
             request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
             result = await engram().search.search(await tenant_of(ctx), request)
             return compact(BriefResult.of(result, detail))
 
-    @server.tool(
+    @tool(
         title="Forget a memory",
         annotations=changes_content,
     )
@@ -266,19 +278,19 @@ def build_mcp(
         with tool_errors("forget_memory"):
             return await engram().memories.forget(await tenant_of(ctx), memory_id, actor="mcp", reason=reason)
 
-    @server.tool(title="Restore a forgotten memory", annotations=restores)
+    @tool(title="Restore a forgotten memory", annotations=restores)
     async def restore_memory(ctx: Context, memory_id: MemoryId) -> Memory:
         """Bring a forgotten memory back."""
         with tool_errors("restore_memory"):
             return await engram().memories.restore(await tenant_of(ctx), memory_id, actor="mcp")
 
-    @server.tool(title="Get a memory", annotations=read_only)
+    @tool(title="Get a memory", annotations=read_only)
     async def get_memory(ctx: Context, memory_id: MemoryId) -> Memory:
         """One memory by id, whatever its status."""
         with tool_errors("get_memory"):
             return await engram().memories.get(await tenant_of(ctx), memory_id)
 
-    @server.tool(title="List memories", annotations=read_only)
+    @tool(title="List memories", annotations=read_only)
     async def list_memories(
         ctx: Context,
         types: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
@@ -287,6 +299,7 @@ def build_mcp(
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
+        contains: Annotated[str | None, Field(description="content holds this text (any case)")] = None,
         session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,
@@ -308,6 +321,7 @@ def build_mcp(
                 statuses=statuses or [Status.active],
                 tags=tags,
                 pinned=pinned,
+                contains=contains,
                 session_id=session_id,
                 task_id=task_id,
                 created_after=created_after,
@@ -318,7 +332,7 @@ def build_mcp(
             page = await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
             return compact(BriefPage.of(page, detail))
 
-    @server.tool(
+    @tool(
         title="Update a memory",
         annotations=changes_content,
     )
@@ -351,13 +365,13 @@ def build_mcp(
             patch = MemoryPatch.model_validate(changes)
             return await engram().memories.update(await tenant_of(ctx), memory_id, patch, actor="mcp")
 
-    @server.tool(title="History of a memory", annotations=read_only)
+    @tool(title="History of a memory", annotations=read_only)
     async def memory_history(ctx: Context, memory_id: MemoryId) -> History:
         """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
         with tool_errors("memory_history"):
             return History(events=await engram().memories.history(await tenant_of(ctx), memory_id))
 
-    @server.tool(title="Remember from a conversation turn", annotations=writes)
+    @tool(title="Remember from a conversation turn", annotations=writes)
     async def remember(
         ctx: Context,
         user: Annotated[str, Field(min_length=1, description="what the user said in this turn")],
@@ -386,7 +400,7 @@ def build_mcp(
             )
             return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
 
-    @server.tool(title="Close a session or task", annotations=changes_content)
+    @tool(title="Close a session or task", annotations=changes_content)
     async def close_scope(
         ctx: Context,
         session_id: Annotated[str | None, Field(description="the session that ended")] = None,

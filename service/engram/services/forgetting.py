@@ -40,10 +40,14 @@ class Survivor(BaseModel):
     content: str
     score: float = Field(description="decay score")
     reason: str = Field(description="why it stays")
+    reinforced_at: datetime = Field(description="last stated, used or restored: decay counts from here")
 
 
 class ForgetReport(BaseModel):
     dry_run: bool
+    at: datetime = Field(description="the time decay was measured at")
+    threshold: float = Field(description="decay below this makes a memory a candidate")
+    daily_decay: float = Field(description="how much decay falls each day without reinforcement")
     candidates: list[Candidate]
     forgotten: list[UUID]
     expired: list[UUID] = Field(description="session/task memories past their time to live")
@@ -91,13 +95,22 @@ class ForgettingService:
         kept = [(row, a) for row, a in assessed if not a.candidate]
         kept.sort(key=lambda ra: ra[1].score)
         survivors = [
-            Survivor(memory_id=row["id"], content=row["content"], score=a.score, reason=a.reason)
+            Survivor(
+                memory_id=row["id"],
+                content=row["content"],
+                score=a.score,
+                reason=a.reason,
+                reinforced_at=row["reinforced_at"],
+            )
             for row, a in kept[:SURVIVORS_LISTED]
         ]
         counts = Counter(a.why for _, a in kept)
         counts.update("judge" for c in candidates if not c.forget)
         report = ForgetReport(
             dry_run=dry_run,
+            at=now,
+            threshold=s.forget_threshold,
+            daily_decay=s.decay.daily_decay,
             candidates=candidates,
             forgotten=[c.memory.id for c in candidates if c.forget],
             expired=[m.id for m in expired],

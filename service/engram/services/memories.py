@@ -22,6 +22,7 @@ from engram.domain.models import (
     Status,
 )
 from engram.domain.tenancy import TenantContext
+from engram.domain.timeline import TimeBucket, Timeline, timeline
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
@@ -64,6 +65,10 @@ class MemoryService:
                 by_type[r["type"]] += r["n"]
                 by_layer[r["layer"]] += r["n"]
         return MemoryCounts(by_type=by_type, by_layer=by_layer, by_status=by_status)
+
+    async def timeline(self, ctx: TenantContext, f: MemoryFilter, bucket: TimeBucket = TimeBucket.auto) -> Timeline:
+        async with self._pool.acquire() as conn:
+            return timeline(await repo.daily_counts(conn, ctx.schema, f), bucket)
 
     async def chain(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[Memory]:
         """The versions of a fact: what this memory replaced and what replaced it, oldest first."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
@@ -271,6 +271,17 @@ async def list_page(
         *params.values,
     )
     return [to_memory(r) for r in records]
+
+
+async def daily_counts(conn: asyncpg.Connection, schema: str, f: MemoryFilter) -> list[tuple[date, str, int]]:
+    """How many of the filtered memories happened on each UTC day (its creation if unknown), by type."""
+    params = Params()
+    records = await conn.fetch(
+        f"""SELECT (coalesce(m.occurred_at, m.created_at) AT TIME ZONE 'UTC')::date AS day, m.type, count(*) AS n
+            FROM {schema}.memories m WHERE {where(f, params)} GROUP BY 1, 2""",
+        *params.values,
+    )
+    return [(r["day"], r["type"], r["n"]) for r in records]
 
 
 async def update(conn: asyncpg.Connection, schema: str, memory_id: UUID, changes: dict[str, Any]) -> Memory:

@@ -29,6 +29,7 @@ from engram.domain.models import (
     WriteResult,
 )
 from engram.domain.search import SearchRequest, SearchResult
+from engram.domain.timeline import TimeBucket, Timeline
 
 
 class MemoryIdConvertor(Convertor[str]):
@@ -75,33 +76,30 @@ async def write_memories(body: BatchWrite, ctx: TenantDep, engram: EngramDep) ->
     return BatchWriteResult(results=await engram.writes.write_batch(ctx, body.items, actor=ACTOR))
 
 
-@router.get("/memories")
-async def list_memories(
-    ctx: TenantDep,
-    engram: EngramDep,
+def memory_filter(
     type: Annotated[list[MemoryType] | None, Query()] = None,
     kind: Annotated[list[Kind] | None, Query(description="fact or turn (default: both)")] = None,
     layer: Annotated[list[Layer] | None, Query()] = None,
     status_: Annotated[list[Status] | None, Query(alias="status")] = None,
     tag: Annotated[list[Text] | None, Query()] = None,
     pinned: Annotated[bool | None, Query(description="true: only pinned memories; false: only unpinned")] = None,
+    contains: Annotated[str | None, Query(description="content holds this text (any case)")] = None,
     session_id: Text | None = None,
     task_id: Text | None = None,
     created_after: Instant | None = None,
     created_before: Instant | None = None,
     occurred_after: Instant | None = None,
     occurred_before: Instant | None = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
-) -> MemoryPage:
-    """Memories newest first, keyset-paged: pass ``next_cursor`` back as ``cursor``."""
-    f = MemoryFilter(
+) -> MemoryFilter:
+    """The list filters from query parameters (MemoryFilter validates them, as in a search body)."""
+    return MemoryFilter(
         types=type,
         kinds=kind,
         layers=layer,
         statuses=status_ or [Status.active],
         tags=tag,
         pinned=pinned,
+        contains=contains,
         session_id=session_id,
         task_id=task_id,
         created_after=created_after,
@@ -109,7 +107,34 @@ async def list_memories(
         occurred_after=occurred_after,
         occurred_before=occurred_before,
     )
+
+
+FilterDep = Annotated[MemoryFilter, Depends(memory_filter)]
+
+
+@router.get("/memories")
+async def list_memories(
+    ctx: TenantDep,
+    engram: EngramDep,
+    f: FilterDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> MemoryPage:
+    """Memories newest first, keyset-paged: pass ``next_cursor`` back as ``cursor``."""
     return await engram.memories.list(ctx, f, limit, cursor)
+
+
+@router.get("/memories/timeline")
+async def memory_timeline(
+    ctx: TenantDep,
+    engram: EngramDep,
+    f: FilterDep,
+    bucket: Annotated[TimeBucket, Query(description="auto: days, weeks or months, by the span covered")] = (
+        TimeBucket.auto
+    ),
+) -> Timeline:
+    """How many of the filtered memories happened in each day, week or month (UTC), by type."""
+    return await engram.memories.timeline(ctx, f, bucket)
 
 
 @router.get("/stats")
