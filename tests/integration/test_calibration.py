@@ -20,9 +20,11 @@ def test_the_set_covers_both_languages_and_every_kind():
 async def test_shipped_thresholds_never_merge_a_numeric_near_miss(model):
     embedder = model()
     try:
-        sims = await calibration.similarities(embedder, PAIRS)
+        seen: list[tuple[int, int]] = []
+        sims = await calibration.similarities(embedder, PAIRS, lambda done, total: seen.append((done, total)))
     finally:
         embedder.close()
+    assert seen[-1] == (len(PAIRS), len(PAIRS)) and len(sims) == len(PAIRS)  # what `calibrate` shows as it goes
     thresholds = calibration.shipped_thresholds()[embedder.model_id]
     report = await calibration.evaluate(PAIRS, sims, thresholds)
     print("\n".join(report.lines()))

@@ -53,6 +53,8 @@ async def page(browser, request) -> AsyncIterator:
     page.on("dialog", lambda dialog: dialog.accept())  # the confirmations of forget and purge
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Whatever the strict CSP blocks (an inline style, a foreign URL) shows as a console error.
+    page.on("console", lambda msg: "Content Security Policy" in msg.text and errors.append(msg.text))
     yield page
     await context.close()
     assert errors == [], errors

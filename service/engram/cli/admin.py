@@ -133,8 +133,10 @@ def calibrate(
         embedder = build_embedder(settings)
         try:
             labelled = calibration.load_pairs(pairs)
-            sims = await calibration.similarities(embedder, labelled)
-            thresholds = await calibration.choose(labelled, sims)
+            with progress("embedding the pairs") as update:
+                sims = await calibration.similarities(embedder, labelled, update)
+            with progress("trying thresholds") as update:
+                thresholds = await calibration.choose(labelled, sims, update)
             typer.echo(f"model: {embedder.model_id}")
             for line in (await calibration.evaluate(labelled, sims, thresholds)).lines():
                 typer.echo(line)

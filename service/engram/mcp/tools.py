@@ -42,6 +42,7 @@ from engram.store.db import unreachable
 
 TENANT_SCOPE_KEY = "engram.tenant"
 ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
+Contains = Annotated[Text | None, Field(min_length=1, max_length=200, description="content holds this text (any case)")]
 
 INSTRUCTIONS = """engram is your long-term memory of the user.
 
@@ -231,7 +232,7 @@ def build_mcp(
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
-        contains: Annotated[str | None, Field(description="content holds this text (any case)")] = None,
+        contains: Contains = None,
         now: Annotated[
             Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
@@ -299,7 +300,7 @@ def build_mcp(
         statuses: Annotated[list[Status] | None, Field(description="default: active only")] = None,
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
-        contains: Annotated[str | None, Field(description="content holds this text (any case)")] = None,
+        contains: Contains = None,
         session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,

@@ -10,6 +10,7 @@ lowest that keeps merge precision at 0.95 or more.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -67,10 +68,24 @@ def load_pairs(path: Path) -> list[Pair]:
     return pairs
 
 
-async def similarities(embedder: Embedder, pairs: list[Pair]) -> list[float]:
-    a = await embedder.embed_documents([p.existing for p in pairs])
-    b = await embedder.embed_documents([p.new for p in pairs])
-    return [float(np.dot(x, y)) for x, y in zip(a, b, strict=True)]
+# Pairs embedded per call: small enough to report progress often, large enough to batch well.
+EMBED_CHUNK = 64
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+def _silent(done: int, total: int) -> None:
+    pass
+
+
+async def similarities(embedder: Embedder, pairs: list[Pair], progress: Progress = _silent) -> list[float]:
+    sims: list[float] = []
+    for start in range(0, len(pairs), EMBED_CHUNK):
+        chunk = pairs[start : start + EMBED_CHUNK]
+        vectors = await embedder.embed_documents([p.existing for p in chunk] + [p.new for p in chunk])
+        a, b = vectors[: len(chunk)], vectors[len(chunk) :]
+        sims.extend(float(np.dot(x, y)) for x, y in zip(a, b, strict=True))
+        progress(len(sims), len(pairs))
+    return sims
 
 
 async def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds) -> Report:
@@ -97,11 +112,13 @@ async def evaluate(pairs: list[Pair], sims: list[float], thresholds: Thresholds)
     )
 
 
-async def choose(pairs: list[Pair], sims: list[float]) -> Thresholds:
+async def choose(pairs: list[Pair], sims: list[float], progress: Progress = _silent) -> Thresholds:
     related = sorted(s for p, s in zip(pairs, sims, strict=True) if p.label in RELATED)
     judge = round(max(0.3, related[int(0.1 * len(related))] if related else 0.5) - 0.005, 2)
     best: tuple[float, float] | None = None  # (f1, touch)
-    for step in range(int(judge * 100), 100):
+    steps = range(int(judge * 100), 100)
+    for done, step in enumerate(steps, 1):
+        progress(done, len(steps))
         touch = step / 100
         report = await evaluate(pairs, sims, Thresholds(touch=touch, judge=judge))
         if report.precision < 0.95:

@@ -83,7 +83,9 @@ def memory_filter(
     status_: Annotated[list[Status] | None, Query(alias="status")] = None,
     tag: Annotated[list[Text] | None, Query()] = None,
     pinned: Annotated[bool | None, Query(description="true: only pinned memories; false: only unpinned")] = None,
-    contains: Annotated[str | None, Query(description="content holds this text (any case)")] = None,
+    contains: Annotated[
+        Text | None, Query(min_length=1, max_length=200, description="content holds this text (any case)")
+    ] = None,
     session_id: Text | None = None,
     task_id: Text | None = None,
     created_after: Instant | None = None,
