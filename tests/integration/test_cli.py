@@ -75,7 +75,8 @@ def test_people_get_tables_and_scripts_get_json(cli_env):
     (old,) = page["items"]
     assert old["content"] == "I live in Berlin"
     listed = engram(cli_env, "list", *t, "--tag", "home", "--status", "superseded", "--status", "active")
-    berlin = json.loads(engram(cli_env, "list", *t, "--contains", "BERLIN", "--status", "superseded", "--json").stdout)
+    both = ("--status", "superseded", "--status", "active")
+    berlin = json.loads(engram(cli_env, "list", *t, "--contains", "BERLIN", *both, "--json").stdout)
     assert [m["content"] for m in berlin["items"]] == ["I live in Berlin"]
     assert "I live in Berlin" in listed.stdout and "superseded" in listed.stdout
     card = engram(cli_env, "get", old["id"], *t)
