@@ -17,6 +17,8 @@ PREFIX = "litellm:"
 class LiteLLMEmbedder(Embedder):
     """``model_id`` is ``litellm:<litellm model name>``, e.g. ``litellm:openai/text-embedding-3-small``."""
 
+    reentrant = True  # HTTP calls: a query need not wait for a batch's call to return
+
     def __init__(self, model_id: str, api_base: str | None, api_key: str | None, timeout: float = 30.0) -> None:
         super().__init__()
         self.model_id = model_id
