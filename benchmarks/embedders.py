@@ -1,43 +1,60 @@
-"""Speed of the bundled embedders on this machine: documents/s batched and ms per query.
+"""Speed of the bundled embedders on this machine, on realistic text (benchmarks/realistic.py):
+documents/s batched for each mix, and the query embedding's latency on real questions.
 
-    python benchmarks/embedders.py
+    python -m benchmarks.embedders [--models use-multilingual-v3,multilingual-e5-small]
 
-Quality figures (LoCoMo, bilingual probes) come from `make eval`; see docs/embedders.md.
+Quality figures (LoCoMo, MADial) come from `engram eval`; see docs/embedders.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import statistics
+import random
 import time
 
-from engram.embedding.bundled import E5Small, UniversalSentenceEncoder
+from benchmarks import realistic
+from benchmarks.bench import percentiles
+from engram.embedding.factory import BUNDLED
 
-DOCUMENTS = [f"The user's order {i} was delayed because of the storm in city {i % 17}" for i in range(256)]
-QUERIES = [f"what happened to order {i}?" for i in range(30)]
-
-
-async def measure(embedder) -> None:
-    await embedder.embed_query("warm up")
-    started = time.perf_counter()
-    await embedder.embed_documents(DOCUMENTS)
-    rate = len(DOCUMENTS) / (time.perf_counter() - started)
-    samples = []
-    for query in QUERIES:
-        started = time.perf_counter()
-        await embedder.embed_query(query)
-        samples.append((time.perf_counter() - started) * 1000)
-    print(
-        f"{embedder.model_id:24} dim {embedder.dim:4}   {rate:7.1f} documents/s   "
-        f"{statistics.median(samples):5.1f} ms per query (median)"
-    )
-    embedder.close()
+BATCH = {"fact": 512, "turn": 128}
 
 
-async def main() -> None:
-    for cls in (UniversalSentenceEncoder, E5Small):
-        await measure(cls())
+async def measure(model_id: str, rng: random.Random) -> list[tuple[str, str]]:
+    embedder = BUNDLED[model_id]()
+    rows = []
+    try:
+        await embedder.embed_query("warm up")
+        for mix in realistic.MIXES:
+            texts = mix.texts(BATCH[mix.kind], rng)
+            started = time.perf_counter()
+            await embedder.embed_documents(texts)
+            rate = len(texts) / (time.perf_counter() - started)
+            rows.append((f"{model_id}, {mix.name}, batched", f"{rate:.0f} documents/s"))
+        for language in ("en", "zh"):
+            samples = []
+            for question in rng.sample(realistic.questions(language), 200):
+                started = time.perf_counter()
+                await embedder.embed_query(question)
+                samples.append((time.perf_counter() - started) * 1000)
+            rows.append((f"{model_id}, query embedding, {language}", percentiles(samples)))
+    finally:
+        embedder.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default=",".join(BUNDLED))
+    args = parser.parse_args()
+    if reason := realistic.missing():
+        raise SystemExit(f"skipped: {reason}")
+    print("\n".join(realistic.describe()))
+    print("\n| measure | result |\n|---|---|")
+    for model_id in args.models.split(","):
+        for label, value in asyncio.run(measure(model_id, random.Random(3))):
+            print(f"| {label} | {value} |", flush=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -21,6 +21,12 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _nothing_to_reset(conn: asyncpg.Connection) -> None:
+    """Nothing outlives a request on a connection (settings are SET LOCAL, advisory locks are held by
+    transactions, nobody LISTENs: tests/unit/test_no_session_state.py), so a released connection
+    skips asyncpg's reset statement, a round trip per request; an open transaction is still rolled back."""
+
+
 async def create_pool(dsn: str, min_size: int = 1, max_size: int = 10, ef_search: int = 64) -> asyncpg.Pool:
     """A pool whose sessions see only ``public`` (the extensions): every table must be schema-qualified."""
     logging.getLogger("asyncpg.pool").addFilter(_OUTAGE_RETRIES)
@@ -29,6 +35,7 @@ async def create_pool(dsn: str, min_size: int = 1, max_size: int = 10, ef_search
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
+        reset=_nothing_to_reset,
         server_settings={
             "search_path": "public",
             "application_name": "engram",
