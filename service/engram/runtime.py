@@ -17,6 +17,7 @@ from engram.domain.dedup import Thresholds
 from engram.embedding import Embedders, build_embedder
 from engram.errors import ConfigurationError
 from engram.judge import Judge, build_judge, build_rewriter
+from engram.services.access import AccessLog
 from engram.services.calibration import shipped_thresholds
 from engram.services.consolidation import ConsolidationService
 from engram.services.forgetting import ForgettingService
@@ -51,8 +52,10 @@ class Engram:
     consolidation: ConsolidationService
     reindex: ReindexService
     transfer: TransferService
+    access: AccessLog
 
     async def close(self) -> None:
+        await self.access.close()  # the last uses, before the pool goes
         await self.pool.close()
         await self.cache.close()
         self.embedders.close()
@@ -131,7 +134,9 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     thresholds = functools.cache(functools.partial(thresholds_for, settings))
     judge = build_judge(settings)
     writes = WriteService(pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
-    memories = MemoryService(pool, writes)
+    access = AccessLog(pool)
+    access.start()
+    memories = MemoryService(pool, writes, access)
     return Engram(
         settings=settings,
         pool=pool,
@@ -146,6 +151,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
             cache,
             settings.retrieval,
             settings.lifecycle.layer_weights,
+            access,
             build_rewriter(settings),
             noise_of=lambda model: thresholds(model).noise,
         ),
@@ -154,7 +160,8 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
         reindex=ReindexService(pool, embedders),
-        transfer=TransferService(pool, embedders, writes, settings.max_batch_size),
+        transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
+        access=access,
     )
 
 

@@ -32,9 +32,8 @@ async def test_search_works_through_redis_and_through_an_outage(engram, tenant, 
     assert isinstance(shared, RedisCache) and isinstance(dead, RedisCache)
     try:
         for cache in (shared, dead):
-            service = SearchService(
-                engram.pool, engram.embedders, cache, engram.settings.retrieval, engram.settings.lifecycle.layer_weights
-            )
+            retrieval, layers = engram.settings.retrieval, engram.settings.lifecycle.layer_weights
+            service = SearchService(engram.pool, engram.embedders, cache, retrieval, layers, engram.access)
             for _ in range(2):
                 result = await service.search(ctx, SearchRequest(query="what is the dog's name"))
                 assert result.hits[0].memory.content == "The user's dog is called Biscuit"

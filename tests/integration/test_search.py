@@ -1,10 +1,15 @@
 """Hybrid search over the real database: each channel, fusion, filters, explain, access statistics."""
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+
+import asyncpg
 
 from engram.domain.fusion import relevance
 from engram.domain.models import Layer, MemoryFilter, MemoryType, NewMemory, Status
 from engram.domain.search import Channel, SearchRequest
+from engram.services.access import AccessLog
+from engram.store.db import create_pool
 
 FACTS = [
     ("用户偏好顺丰快递", MemoryType.preference),
@@ -171,3 +176,31 @@ async def test_the_turn_after_a_question_borrows_its_context(engram, tenant):
     assert hit.channels.keyword == 0 and hit.channels.context > 0
     lent = {h.id for h in result.explanation.candidates[Channel.context]}
     assert answer.id in lent and written[3].memory.id not in lent
+
+
+async def test_uses_are_counted_off_the_search_path_and_never_lost(engram, tenant, pg_dsn):
+    """Concurrent searches count every use without taking row locks; another process's reads see
+    them once written (within the flush interval, or at once after a read in this process), and a
+    database out of reach keeps the counts for the next flush."""
+    ctx, _ = tenant
+    stored = await seed(engram, ctx)
+    peanut = stored["用户对花生过敏"].id
+    request = SearchRequest(query="花生过敏", top_k=1)
+    results = await asyncio.gather(*(engram.search.search(ctx, request) for _ in range(20)))
+    assert sorted(r.hits[0].memory.access_count for r in results)[-1] == 20  # each search saw its own use
+    await engram.access.flush()
+    conn = await asyncpg.connect(pg_dsn)  # as another replica would read it
+    try:
+        count, at = await conn.fetchrow(
+            f"SELECT access_count, last_accessed_at FROM {ctx.schema}.memories WHERE id = $1", peanut
+        )
+    finally:
+        await conn.close()
+    assert count == 20 and at == max(r.hits[0].memory.last_accessed_at for r in results)
+
+    closed = await create_pool(pg_dsn, 1, 1)
+    await closed.close()
+    offline = AccessLog(closed)
+    offline.count(ctx.schema, [peanut])
+    await offline.flush()  # the database is out of reach: nothing raised, nothing dropped
+    assert offline.count(ctx.schema, [peanut]) == {peanut: 2}

@@ -235,7 +235,7 @@ async def test_pages_and_batches_stream_across_their_bounds(two, engram, monkeyp
 
     name = unique_tenant("xfer-small")
     ctx, _ = await engram.tenants.create(name)
-    small = TransferService(engram.pool, engram.embedders, engram.writes, max_batch=2)
+    small = TransferService(engram.pool, engram.embedders, engram.writes, engram.access, max_batch=2)
 
     async def feed():
         for record in exported:

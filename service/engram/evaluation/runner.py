@@ -60,7 +60,9 @@ def searcher(engram: Engram, system: System) -> SearchService:
     rewriter = build_rewriter(engram.settings) if settings.rewrite else None  # only with an LLM configured
     layers = engram.settings.lifecycle.layer_weights
     noise_of = lambda model: thresholds_for(engram.settings, model).noise  # noqa: E731
-    return SearchService(engram.pool, engram.embedders, engram.cache, settings, layers, rewriter, noise_of)
+    return SearchService(
+        engram.pool, engram.embedders, engram.cache, settings, layers, engram.access, rewriter, noise_of
+    )
 
 
 async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> dict[str, str]:

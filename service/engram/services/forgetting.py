@@ -82,6 +82,7 @@ class ForgettingService:
         started = datetime.now(UTC)  # what is used or changed after this is not the run's to judge
         now = now or started
         s = self._settings
+        await self._memories.settle_uses(ctx)  # decay counts every use so far
         async with self._pool.acquire() as conn:
             expired = await repo.expired_scoped(
                 conn, ctx.schema, now - timedelta(hours=s.session_ttl_hours), now - timedelta(days=s.task_ttl_days)

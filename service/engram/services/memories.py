@@ -24,6 +24,7 @@ from engram.domain.models import (
 from engram.domain.tenancy import TenantContext
 from engram.domain.timeline import TimeBucket, Timeline, timeline
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.services.access import AccessLog
 from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
 
@@ -31,13 +32,19 @@ from engram.store import memories as repo
 class MemoryService:
     """Reading and changing stored memories; writing new ones is services/writes.py."""
 
-    def __init__(self, pool: asyncpg.Pool, writes: WriteService) -> None:
+    def __init__(self, pool: asyncpg.Pool, writes: WriteService, access: AccessLog) -> None:
         self._pool = pool
         self._writes = writes
+        self._access = access
 
     # -- read ------------------------------------------------------------------------------
 
+    async def settle_uses(self, ctx: TenantContext) -> None:
+        """Write the uses of the tenant's memories counted so far (see services/access.py)."""
+        await self._access.flush(ctx.schema)
+
     async def get(self, ctx: TenantContext, memory_id: UUID) -> Memory:
+        await self.settle_uses(ctx)  # what is read includes every use counted so far
         async with self._pool.acquire() as conn:
             memory = await repo.get(conn, ctx.schema, memory_id)
         if memory is None:
@@ -48,6 +55,7 @@ class MemoryService:
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
         after = _decode_cursor(cursor) if cursor else None
+        await self.settle_uses(ctx)
         async with self._pool.acquire() as conn:
             items = await repo.list_page(conn, ctx.schema, f, limit + 1, after)
         next_cursor = _encode_cursor(items[limit - 1]) if len(items) > limit else None
@@ -72,6 +80,7 @@ class MemoryService:
 
     async def chain(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[Memory]:
         """The versions of a fact: what this memory replaced and what replaced it, oldest first."""
+        await self.settle_uses(ctx)
         async with self._pool.acquire() as conn:
             chain = await repo.supersession_chain(conn, ctx.schema, memory_id)
         if not chain:
@@ -92,6 +101,7 @@ class MemoryService:
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
             raise InvalidInput("nothing to update: give at least one field")
+        await self.settle_uses(ctx)
         for field in ("content", "type", "importance", "tags", "metadata", "pinned"):
             if field in changes and changes[field] is None:
                 raise InvalidInput(f"{field} cannot be null", field=field)
@@ -191,6 +201,7 @@ class MemoryService:
         precondition: Callable[[Memory], bool] | None = None,
     ) -> Memory | None:
         """Change a memory's status under its row lock; None if ``precondition`` no longer holds."""
+        await self.settle_uses(ctx)  # a use counted a moment ago keeps it from the schedule
         async with self._pool.acquire() as conn, conn.transaction():
             await repo.lock_writes(conn, ctx.schema)
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)

@@ -51,6 +51,7 @@ from engram.domain.tokenize import query_tokens
 from engram.embedding import Embedders
 from engram.judge import QueryRewriter
 from engram.observability import metrics
+from engram.services.access import AccessLog
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 
@@ -119,9 +120,11 @@ class SearchService:
         cache: Cache,
         settings: RetrievalSettings,
         layer_weights: dict[Layer, float],
+        access: AccessLog,
         rewriter: QueryRewriter | None = None,
         noise_of: Callable[[str], float] = lambda model: 0.0,
     ):
+        self._access = access
         self._rewriter = rewriter
         self._noise_of = noise_of
         self._layer_weights = {layer.value: weight for layer, weight in layer_weights.items()}
@@ -151,7 +154,7 @@ class SearchService:
             ranking = await self._rank(ctx, request, reading, weights, query, found, top_k)
         hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
         if hits and not request.explain:  # explaining is debugging, not a use of the memories
-            hits = await self._record_access(ctx, hits)
+            hits = self._record_access(ctx, hits)
         metrics.searches.labels(ctx.name).inc()
         log_search(ctx, request, reading, found, hits, time.perf_counter() - started)
         if not request.explain:
@@ -223,18 +226,21 @@ class SearchService:
             fused.append(FusedHit(id=m.id, score=layer, relevance=1.0, channels=ChannelScores(), layer=layer))
         return Ranking(fused=fused, top=fused, rows={m.id: (m, Similarity(0.0, 0.0)) for m in memories})
 
-    async def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
-        """Only what is returned counts as a use: access_count and last_accessed_at of the hits."""
-        async with self._pool.acquire() as conn:
-            accessed = await repo.record_access(conn, ctx.schema, [h.memory.id for h in hits])
-        out = []
-        for h in hits:
-            if h.memory.id in accessed:
-                count, at = accessed[h.memory.id]
-                memory = h.memory.model_copy(update={"access_count": count, "last_accessed_at": at})
-                h = h.model_copy(update={"memory": memory})
-            out.append(h)
-        return out
+    def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
+        """Only what is returned counts as a use; the hits carry their counts with this use."""
+        now = datetime.now(UTC)
+        pending = self._access.count(ctx.schema, [h.memory.id for h in hits], now)
+        used = {"last_accessed_at": now, "reinforced_at": now}
+        return [
+            h.model_copy(
+                update={
+                    "memory": h.memory.model_copy(
+                        update={"access_count": h.memory.access_count + pending[h.memory.id], **used}
+                    )
+                }
+            )
+            for h in hits
+        ]
 
     async def _read(self, request: SearchRequest) -> Reading:
         """Rewrite a long query (with an LLM), then take its time words out."""

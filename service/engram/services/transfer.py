@@ -24,6 +24,7 @@ from engram.domain.models import NewMemory, Status
 from engram.domain.tenancy import TenantContext
 from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
+from engram.services.access import AccessLog
 from engram.services.writes import WriteService, memory_row
 from engram.store import memories as repo
 from engram.store import transfer as store
@@ -47,14 +48,18 @@ Progress = Callable[[int], None]
 
 
 class TransferService:
-    def __init__(self, pool: asyncpg.Pool, embedders: Embedders, writes: WriteService, max_batch: int) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, embedders: Embedders, writes: WriteService, access: AccessLog, max_batch: int
+    ) -> None:
         self._pool = pool
+        self._access = access
         self._embedders = embedders
         self._writes = writes
         self._batch = min(BATCH, max_batch)
 
     async def export(self, ctx: TenantContext) -> AsyncIterator[str]:
         """The export, line by line: a header, every memory with its history, a closing line."""
+        await self._access.flush(ctx.schema)  # with every use counted so far
         async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
             model, _ = await repo.current_state(conn, ctx.schema)
             header = fmt.Header(tenant=ctx.name, embedding_model=model, exported_at=datetime.now(UTC))

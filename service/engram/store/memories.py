@@ -587,20 +587,25 @@ async def hydrate(
     return out
 
 
-async def record_access(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> dict[UUID, tuple[int, datetime]]:
+async def add_uses(conn: asyncpg.Connection, schema: str, uses: dict[UUID, tuple[int, datetime]]) -> None:
+    """Add each memory's uses (times a search returned it, and when the latest was)."""
     async with conn.transaction():
-        # Access statistics are advisory: not waiting for the WAL flush saves a disk sync per
-        # search; a crash can lose the last fraction of a second of counts, never a memory.
+        # Access statistics are advisory: not waiting for the WAL flush saves a disk sync; a crash
+        # can lose the last fraction of a second of counts, never a memory.
         await conn.execute("SET LOCAL synchronous_commit = off")
-        records = await conn.fetch(
+        await conn.execute(
             # Rows are locked in id order, as every multi-row update here does: no deadlocks.
             f"""UPDATE {schema}.memories m
-                SET access_count = m.access_count + 1, last_accessed_at = now(), reinforced_at = now()
-                FROM (SELECT x.id FROM {schema}.memories x WHERE x.id = ANY($1::uuid[]) ORDER BY x.id FOR UPDATE) s
-                WHERE m.id = s.id RETURNING m.id, m.access_count, m.last_accessed_at""",
-            ids,
+                SET access_count = m.access_count + u.n,
+                    last_accessed_at = GREATEST(m.last_accessed_at, u.at),
+                    reinforced_at = GREATEST(m.reinforced_at, u.at)
+                FROM (SELECT x.id, t.n, t.at FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS t(id, n, at)
+                      JOIN {schema}.memories x ON x.id = t.id ORDER BY x.id FOR UPDATE OF x) u
+                WHERE m.id = u.id""",
+            list(uses),
+            [n for n, _ in uses.values()],
+            [at for _, at in uses.values()],
         )
-    return {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in records}
 
 
 def _hits(records: list[asyncpg.Record]) -> list[ChannelHit]:
