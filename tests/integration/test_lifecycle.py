@@ -9,6 +9,7 @@ from engram.domain.judgement import Turn
 from engram.domain.models import Layer, MemoryFilter, MemoryPatch, NewMemory, Status, WriteOutcome
 from engram.domain.search import SearchRequest
 from engram.runtime import engram_session
+from engram.services.forgetting import ForgettingService
 from engram.settings import LifecycleSettings
 
 
@@ -278,3 +279,17 @@ async def test_the_schedule_never_forgets_what_was_used_or_pinned_after_it_looke
         await engram.memories.forget_if_unused(ctx, memory.id, looked, "forgetting", "stale")
     statuses = [(await engram.memories.get(ctx, m.id)).status for m in (used, pinned, kept, idle)]
     assert statuses == [Status.active, Status.active, Status.active, Status.forgotten]
+
+
+async def test_a_use_just_before_a_run_counts_against_forgetting(engram, tenant):
+    """Uses are written in the background (services/access.py); a run counts those of a moment ago."""
+    ctx, _ = tenant
+    train = await engram.writes.write(ctx, NewMemory(content="The user's train to Lyon leaves at noon", type="event"))
+    lifecycle = engram.settings.lifecycle.model_copy(update={"forget_threshold": 0.3})
+    forgetting = ForgettingService(engram.pool, engram.memories, engram.judge, lifecycle)
+    before = await forgetting.run(ctx, dry_run=True)
+    assert train.memory.id in [c.memory.id for c in before.candidates]  # decay 0.25: never used
+    found = await engram.search.search(ctx, SearchRequest(query="when does the train to Lyon leave"))
+    assert found.hits[0].memory.id == train.memory.id
+    after = await forgetting.run(ctx, dry_run=True)
+    assert train.memory.id not in [c.memory.id for c in after.candidates]  # one use: decay 0.46
