@@ -27,9 +27,9 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from benchmarks import reference_server
-from benchmarks.corpus import queries, synthetic_memories
+from benchmarks import load, realistic, reference_server
 from benchmarks.fill import grow, vector_pool
+from engram.domain.models import NewMemory
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
@@ -44,30 +44,25 @@ def percentiles(samples: list[float]) -> str:
 
 
 async def measure_writes(engram: Engram, rng: random.Random, summary: Summary, batched: int) -> None:
-    ctx, _ = await engram.tenants.create(f"bench-writes-{rng.randrange(10**9)}")
-    items = synthetic_memories(200 + 2 * batched, rng)
-    single, sequential, concurrent = items[:200], items[200 : 200 + batched], items[200 + batched :]
-    started = time.perf_counter()
-    for item in single:
-        await engram.writes.write(ctx, item)
-    rates = {"write, one memory per call": len(single) / (time.perf_counter() - started)}
-    started = time.perf_counter()
-    for i in range(0, len(sequential), 100):
-        await engram.writes.write_batch(ctx, sequential[i : i + 100])
-    rates["write, batches of 100, one writer"] = len(sequential) / (time.perf_counter() - started)
-
-    async def writer(part: list) -> None:
-        for i in range(0, len(part), 100):
-            await engram.writes.write_batch(ctx, part[i : i + 100])
-
-    started = time.perf_counter()
-    half = len(concurrent) // 2
-    await asyncio.gather(writer(concurrent[:half]), writer(concurrent[half:]))
-    rates["write, batches of 100, two writers"] = len(concurrent) / (time.perf_counter() - started)
-    for label, rate in rates.items():
-        print(f"{label}: {rate:.0f} memories/s")
-        summary.append((label, f"{rate:.0f} memories/s"))
-    await engram.tenants.drop(ctx.name)
+    """Writes through the real write path (embedding, dedup, judge), one memory per call and in
+    batches of 100, for each realistic mix (facts and chat turns, English and Chinese)."""
+    for mix in realistic.MIXES:
+        ctx, _ = await engram.tenants.create(f"bench-writes-{rng.randrange(10**9)}")
+        per_call, in_batches = (200, batched) if mix.kind == "fact" else (50, batched // 5)
+        texts = mix.texts(per_call + in_batches, rng)
+        items = [NewMemory(content=t) for t in texts]
+        started = time.perf_counter()
+        for item in items[:per_call]:
+            await engram.writes.write(ctx, item)
+        single = per_call / (time.perf_counter() - started)
+        started = time.perf_counter()
+        for i in range(per_call, len(items), 100):
+            await engram.writes.write_batch(ctx, items[i : i + 100])
+        batch = in_batches / (time.perf_counter() - started)
+        for label, rate in ((f"write {mix.name}, one per call", single), (f"write {mix.name}, batches of 100", batch)):
+            print(f"{label}: {rate:.0f} memories/s", flush=True)
+            summary.append((label, f"{rate:.0f} memories/s"))
+        await engram.tenants.drop(ctx.name)
 
 
 async def search_latency(url: str, targets: list[tuple[str, str]], texts: list[str]) -> tuple[str, str]:
@@ -157,7 +152,10 @@ def main() -> None:
     parser.add_argument("--batched", type=int, default=3000, help="memories written in batches, per measure")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--baseline", type=int, default=10_000, help="facts for the reference server (0: skip)")
+    parser.add_argument("--load-seconds", type=float, default=20, help="length of each load step (0: skip load)")
     args = parser.parse_args()
+    if reason := realistic.missing():
+        raise SystemExit(f"make bench needs the evaluation sets for its realistic text: {reason}")
     scales = [int(s) for s in args.scales.split(",") if s]
     external = os.environ.get("ENGRAM_DATABASE_URL")
     server, service = None, None
@@ -183,13 +181,19 @@ def main() -> None:
         )
         wait_for_port("127.0.0.1", port, timeout=120)
         url = f"http://127.0.0.1:{port}"
-        texts = queries(args.queries, random.Random(7))
+        rng = random.Random(7)
+        asked = realistic.questions("en") + realistic.questions("zh")
+        texts = [rng.choice(asked) for _ in range(args.queries)]
         for size in scales:
             seconds = asyncio.run(grow_to(settings, dsn, ready["scale"][0], size, ready["pool"], size))
             print(f"one tenant of {size:,} memories (bulk load {seconds:.0f} s)")
             rest, mcp = asyncio.run(search_latency(url, [ready["scale"]], texts))
             print(f"  search via REST: {rest}\n  search via MCP:  {mcp}")
             summary += [(f"search via REST, {size:,} memories", rest), (f"search via MCP, {size:,} memories", mcp)]
+            if args.load_seconds:
+                tenant, key = ready["scale"]
+                for run in asyncio.run(load.curve(url, tenant, key, args.load_seconds)):
+                    summary.append((f"{size:,} memories, {run.label} (20% writes)", run.summary()))
         if ready["many"]:
             rest, mcp = asyncio.run(search_latency(url, ready["many"], texts))
             label = f"{len(ready['many']):,} tenants of {args.per_tenant} memories, a random tenant per query"

@@ -1,12 +1,10 @@
-"""Synthetic memories and queries for the benchmarks: English and Chinese templates with people,
-numbers and identifiers, so every channel has work, and every content is distinct."""
+"""Synthetic contents for growing a benchmark tenant to 100k or 1M memories (benchmarks/fill.py):
+English and Chinese templates with people, numbers and identifiers, every content distinct."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-
-from engram.domain.models import MemoryType, NewMemory
 
 PEOPLE = ["the user", "Alice", "Bob", "my sister", "the manager", "用户", "小王", "妈妈"]
 EN_FACTS = [
@@ -26,18 +24,6 @@ ZH_FACTS = [
     "{p}的快递单号是SF{n}",
     "{p}在{n}年开始学习钢琴",
 ]
-QUERIES = [
-    "what did the user order",
-    "where is order {n}",
-    "flight CA{n}",
-    "用户喜欢喝什么",
-    "快递单号SF{n}",
-    "who is allergic to peanuts",
-    "meeting about project {n}",
-    "小王的订单",
-    "invoice {n} reminder",
-    "what is my sister reading",
-]
 TEMPLATES = EN_FACTS + ZH_FACTS
 
 
@@ -50,12 +36,3 @@ def contents(rng: random.Random) -> Iterator[tuple[int, str]]:
         if content not in seen:
             seen.add(content)
             yield index, content
-
-
-def synthetic_memories(count: int, rng: random.Random) -> list[NewMemory]:
-    stream = contents(rng)
-    return [NewMemory(content=next(stream)[1], type=rng.choice(list(MemoryType))) for _ in range(count)]
-
-
-def queries(count: int, rng: random.Random) -> list[str]:
-    return [rng.choice(QUERIES).format(n=rng.randint(100, 999_999)) for _ in range(count)]

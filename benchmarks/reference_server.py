@@ -1,5 +1,5 @@
 """The baseline: the MCP reference memory server (npm @modelcontextprotocol/server-memory, a JSONL
-knowledge graph searched by substring), holding the same kind of facts, asked the same queries."""
+knowledge graph searched by substring), holding the same realistic facts, asked the same questions."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from benchmarks.corpus import synthetic_memories
+from benchmarks import realistic
 
 PACKAGE = "@modelcontextprotocol/server-memory"
 
@@ -37,12 +37,14 @@ async def _measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
             "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         },
     )
-    facts = synthetic_memories(count, random.Random(11))
+    rng = random.Random(11)
+    mixes = [mix for mix in realistic.MIXES if mix.kind == "fact"]
+    facts = [text for mix in mixes for text in mix.texts(count // len(mixes) + 1, rng)][:count]
     async with Client(params) as client:
         started = time.perf_counter()
         for i in range(0, count, 500):
             entities = [
-                {"name": f"fact-{i + j}", "entityType": "memory", "observations": [f.content]}
+                {"name": f"fact-{i + j}", "entityType": "memory", "observations": [f]}
                 for j, f in enumerate(facts[i : i + 500])
             ]
             result = await client.call_tool("create_entities", {"entities": entities})

@@ -4,9 +4,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from benchmarks import realistic
 from tests.conftest import ROOT
 
 
+@pytest.mark.skipif(realistic.missing(ROOT / realistic.DATA) is not None, reason="no evaluation sets at ../shared/data")
 def test_bench_runs_end_to_end(settings):
     env = {**os.environ, "ENGRAM_DATABASE_URL": settings.database_url.get_secret_value()}
     result = subprocess.run(
@@ -26,6 +30,8 @@ def test_bench_runs_end_to_end(settings):
             "10",
             "--baseline",
             "0",
+            "--load-seconds",
+            "0.5",
         ],
         cwd=ROOT,
         env=env,
@@ -36,3 +42,5 @@ def test_bench_runs_end_to_end(settings):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "memories/s" in result.stdout and "search via MCP" in result.stdout
     assert "| search via REST, 300 memories |" in result.stdout and "3 tenants" in result.stdout
+    assert "write chat turns, Chinese, batches of 100" in result.stdout
+    assert "300 memories, open loop, 200 requests/s" in result.stdout
