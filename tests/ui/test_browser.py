@@ -325,11 +325,15 @@ async def test_dark_theme_is_remembered(page, service, ui_tenant):
     await log_in(page, service, name, key)
     await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
     light = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    await page.emulate_media(color_scheme="dark")  # "auto" follows the system
+    system_dark = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert system_dark != light
+    await page.emulate_media(color_scheme="light")
     await page.click("#theme")  # auto -> light
     await page.click("#theme")  # light -> dark
     await expect(page.locator("#theme")).to_have_text("Theme: dark")
     dark = await page.evaluate("getComputedStyle(document.body).backgroundColor")
-    assert dark != light
+    assert dark == system_dark
     await screenshot(page, "memories-dark")
     await page.reload()
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
