@@ -8,6 +8,7 @@ import numpy as np
 
 from engram.embedding.base import Embedder
 from engram.errors import Unavailable
+from engram.litellm_offline import litellm as offline_litellm
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,7 @@ class LiteLLMEmbedder(Embedder):
         self.dim = len(self._call(["dimension probe"])[0])
 
     def _call(self, texts: list[str]) -> np.ndarray:
-        import litellm  # imported lazily: it takes seconds
-
+        litellm = offline_litellm()
         try:
             response = litellm.embedding(
                 model=self._model,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from engram.litellm_offline import litellm as offline_litellm
 from engram.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -28,11 +28,7 @@ class JsonChat:
         self.failures = 0  # how often a caller had to fall back
 
     async def ask(self, system: str, user: str, schema: type[T]) -> T | None:
-        # litellm would fetch its price list from GitHub on first use (seconds, and offline a
-        # stall): its bundled copy is enough.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm  # imported lazily: it takes seconds
-
+        litellm = offline_litellm()
         prompt = system.format(schema=json.dumps(schema.model_json_schema()))
         try:
             response = await litellm.acompletion(
