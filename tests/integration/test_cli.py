@@ -78,6 +78,9 @@ def test_people_get_tables_and_scripts_get_json(cli_env):
     both = ("--status", "superseded", "--status", "active")
     berlin = json.loads(engram(cli_env, "list", *t, "--contains", "BERLIN", *both, "--json").stdout)
     assert [m["content"] for m in berlin["items"]] == ["I live in Berlin"]
+    drawn = json.loads(engram(cli_env, "timeline", *t, *both, "--json").stdout)
+    assert drawn["bucket"] == "day" and drawn["total"] == sum(sum(p["counts"].values()) for p in drawn["points"]) > 1
+    assert "memories by day" in engram(cli_env, "timeline", *t).stdout
     assert "I live in Berlin" in listed.stdout and "superseded" in listed.stdout
     card = engram(cli_env, "get", old["id"], *t)
     assert "I live in Berlin" in card.stdout and f"superseded by {old['superseded_by']}" in card.stdout

@@ -23,6 +23,7 @@ from engram.domain.judgement import Turn
 from engram.domain.models import Kind, Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status
 from engram.domain.search import SearchRequest
 from engram.domain.tenancy import TenantContext
+from engram.domain.timeline import TimeBucket
 from engram.runtime import Engram
 from engram.settings import Settings
 
@@ -215,6 +216,51 @@ def list_(
 
     async def run(engram: Engram) -> Any:
         return await engram.memories.list(await engram.tenants.resolve(tenant), f, limit, cursor)
+
+    show(with_engram(Settings(), run), as_json)
+
+
+@app.command()
+@command
+def timeline(
+    tenant: TenantOpt,
+    bucket: Annotated[TimeBucket, typer.Option(help="auto: days, weeks, months or years, by the span")] = (
+        TimeBucket.auto
+    ),
+    type: TypeOpt = None,
+    kind: KindOpt = None,
+    layer: LayerOpt = None,
+    status: StatusOpt = None,
+    tag: TagOpt = None,
+    pinned: PinnedOpt = None,
+    contains: ContainsOpt = None,
+    session: SessionOpt = None,
+    task: TaskOpt = None,
+    created_after: TimeOpt = None,
+    created_before: TimeOpt = None,
+    occurred_after: TimeOpt = None,
+    occurred_before: TimeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """How many memories happened in each day, week, month or year (UTC), by type."""
+    f = _filter(
+        type,
+        kind,
+        layer,
+        status,
+        tag,
+        pinned,
+        contains,
+        session,
+        task,
+        created_after,
+        created_before,
+        occurred_after,
+        occurred_before,
+    )
+
+    async def run(engram: Engram) -> Any:
+        return await engram.memories.timeline(await engram.tenants.resolve(tenant), f, bucket)
 
     show(with_engram(Settings(), run), as_json)
 

@@ -16,6 +16,7 @@ from rich.text import Text
 from engram.cli.common import print_json
 from engram.domain.models import HistoryEvent, Memory, MemoryPage, WriteResult
 from engram.domain.search import SearchResult
+from engram.domain.timeline import Timeline
 
 # Piped into a file or a pager, lines are not cut to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -40,6 +41,8 @@ def show(data: Any, as_json: bool) -> None:
             console.print(f"  replaces {old.id}: {_short(old.content)}", style="dim")
     elif isinstance(data, Memory):
         console.print(memory_card(data))
+    elif isinstance(data, Timeline):
+        console.print(timeline_table(data) if data.points else "no memories")
     elif isinstance(data, list) and all(isinstance(e, HistoryEvent) for e in data):
         console.print(history_table(data))
     elif isinstance(data, BaseModel):
@@ -88,6 +91,26 @@ def memories_table(memories: Iterable[Memory]) -> Table:
     for m in memories:
         status = m.status.value + (" (pinned)" if m.pinned else "")
         table.add_row(_when(m.created_at), _short(m.content), m.type.value, status, ", ".join(m.tags), str(m.id))
+    return table
+
+
+# Width of the longest bar of a timeline, in characters.
+BAR = 40
+
+
+def timeline_table(timeline: Timeline) -> Table:
+    """One row a day, week, month or year: its counts by type and a bar to compare them by."""
+    types = sorted({t for p in timeline.points for t in p.counts})
+    most = max(sum(p.counts.values()) for p in timeline.points)
+    table = Table(show_edge=False, pad_edge=False, title=f"{timeline.total} memories by {timeline.bucket.value}")
+    table.add_column(timeline.bucket.value, no_wrap=True)
+    for t in types:
+        table.add_column(t, justify="right")
+    table.add_column("", no_wrap=True)
+    for p in timeline.points:
+        total = sum(p.counts.values())
+        bar = "█" * max(1, round(BAR * total / most))
+        table.add_row(p.start.date().isoformat(), *(str(p.counts.get(t, "")) for t in types), bar)
     return table
 
 
