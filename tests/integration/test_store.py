@@ -3,6 +3,8 @@
 import asyncpg
 import pytest
 
+from engram.domain.models import NewMemory
+from engram.store.memories import _prefer_hnsw
 from engram.store.migrate import load_migrations, migrate_schema
 
 
@@ -42,3 +44,25 @@ async def test_each_tenant_has_its_own_schema(engram):
     async with engram.pool.acquire() as conn:
         for ctx in (a, b):
             assert await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.memories") == 0
+
+
+async def test_the_vector_channel_walks_the_hnsw_index(engram, tenant):
+    """The planner does not price out-of-line vectors and would rather scan and sort every row; the
+    vector channel's settings make it walk the index (store/memories.py, _prefer_hnsw)."""
+    ctx, _ = tenant
+    items = [NewMemory(content=f"Reading note {i}: chapter {i} of book {i * 7}") for i in range(300)]
+    await engram.writes.write_batch(ctx, items)
+    query = await engram.embedders.default.embed_query("which chapter")
+    explain = (
+        f"EXPLAIN SELECT m.id FROM {ctx.schema}.memories m WHERE m.status = 'active' "
+        "ORDER BY m.embedding <=> $1 LIMIT 20"
+    )
+    async with engram.pool.acquire() as conn:
+        async with conn.transaction():
+            await conn.execute(f"ANALYZE {ctx.schema}.memories")
+            plain = "\n".join(r[0] for r in await conn.fetch(explain, query))
+        async with conn.transaction():
+            await _prefer_hnsw(conn)
+            preferred = "\n".join(r[0] for r in await conn.fetch(explain, query))
+    assert "memories_embedding_hnsw" not in plain  # what the planner picks by itself
+    assert "memories_embedding_hnsw" in preferred
