@@ -365,8 +365,8 @@ async def _prefer_hnsw(conn: asyncpg.Connection) -> None:
     Vectors live out of line (TOAST), which the planner does not price: it would rather scan the
     table, or a btree, and sort every row by distance (~50-100 ms at 10k memories) than walk the
     HNSW index (~1 ms). Every plan but the index walk needs a scan of the table and a sort."""
-    await conn.execute("SET LOCAL enable_seqscan = off")
-    await conn.execute("SET LOCAL enable_sort = off")
+    # One round trip for both (a statement without parameters may hold several).
+    await conn.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
 
 
 def _model_is(schema: str, placeholder: str) -> str:
