@@ -7,6 +7,7 @@ options) so a field added to a model and forgotten by a face fails here."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,9 @@ import pytest
 import typer
 
 from engram.api.app import create_app
+from engram.api.routes.memories import memory_filter
 from engram.cli.common import app as cli_app
+from engram.cli.memories import FILTER_SPELLING
 from engram.domain.judgement import Turn
 from engram.domain.models import MemoryFilter, MemoryPatch, NewMemory
 from engram.domain.search import SearchRequest
@@ -123,3 +126,39 @@ async def test_every_face_takes_every_field_of_the_operation(operation):
         extra = taken - wanted
         assert not missing, f"{face} {operation} lacks {sorted(missing)}"
         assert not extra, f"{face} {operation} takes fields no model has: {sorted(extra)}"
+
+
+# A value for every filter, none of them the default.
+EVERY_FILTER = {
+    "types": ["event"],
+    "kinds": ["turn"],
+    "layers": ["session"],
+    "statuses": ["forgotten"],
+    "tags": ["home"],
+    "pinned": False,
+    "contains": "Paris",
+    "session_id": "s-1",
+    "task_id": "t-1",
+    "created_after": datetime(2026, 1, 1, tzinfo=UTC),
+    "created_before": datetime(2026, 2, 1, tzinfo=UTC),
+    "occurred_after": datetime(2026, 1, 1, tzinfo=UTC),
+    "occurred_before": datetime(2026, 2, 1, tzinfo=UTC),
+}
+
+
+async def test_every_face_hands_every_filter_to_the_model():
+    """The faces build their filter from their arguments by name (MemoryFilter.named): an option
+    under a spelling the face does not map would be dropped without a word."""
+    assert set(EVERY_FILTER) == FILTER
+    commands = typer.main.get_command(cli_app).commands  # type: ignore[attr-defined]
+    for command in ("list", "search", "timeline"):
+        options = {p.name for p in commands[command].params}
+        given = {o: EVERY_FILTER[SPELLINGS.get(o, o)] for o in options if SPELLINGS.get(o, o) in FILTER}
+        assert MemoryFilter.named(given, FILTER_SPELLING).model_dump(include=FILTER) == EVERY_FILTER, command
+    rest = {SPELLINGS.get(o, o): o for o in ("type", "kind", "layer", "tag")} | {"statuses": "status_"}
+    arguments = {rest.get(field, field): value for field, value in EVERY_FILTER.items()}
+    assert memory_filter(**arguments).model_dump() == EVERY_FILTER
+    assert MemoryFilter.named({"statuses": [], "tags": None, "query": "x"}) == MemoryFilter()  # absent: defaults
+    mcp = await mcp_faces()  # MCP reads its arguments under the fields' own names
+    for tool in ("search", "list"):
+        assert {a for a in mcp[tool] if SPELLINGS.get(a, a) in FILTER} == FILTER, tool

@@ -20,7 +20,7 @@ from engram.cli.common import (
 )
 from engram.cli.render import show
 from engram.domain.judgement import Turn
-from engram.domain.models import Kind, Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status
+from engram.domain.models import SINGULAR, Kind, Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status
 from engram.domain.search import SearchRequest
 from engram.domain.tenancy import TenantContext
 from engram.domain.timeline import TimeBucket
@@ -45,37 +45,8 @@ TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
 
 
-def _filter(
-    type: list[MemoryType] | None,
-    kind: list[Kind] | None,
-    layer: list[Layer] | None,
-    status: list[Status] | None,
-    tag: list[str] | None,
-    pinned: bool | None,
-    contains: str | None,
-    session: str | None,
-    task: str | None,
-    created_after: datetime | None,
-    created_before: datetime | None,
-    occurred_after: datetime | None,
-    occurred_before: datetime | None,
-) -> MemoryFilter:
-    """The options every listing and search takes, as the filter REST and MCP take."""
-    return MemoryFilter(
-        types=type,
-        kinds=kind,
-        layers=layer,
-        statuses=status or [Status.active],
-        tags=tag,
-        pinned=pinned,
-        contains=contains,
-        session_id=session,
-        task_id=task,
-        created_after=created_after,
-        created_before=created_before,
-        occurred_after=occurred_after,
-        occurred_before=occurred_before,
-    )
+# The CLI's names of the filter options (as MemoryFilter.named reads them from a command's arguments).
+FILTER_SPELLING = {**SINGULAR, "session": "session_id", "task": "task_id"}
 
 
 @app.command()
@@ -153,21 +124,7 @@ def search(
         top_k=top_k,
         now=now,
         explain=explain,
-        filter=_filter(
-            type,
-            kind,
-            layer,
-            status,
-            tag,
-            pinned,
-            contains,
-            session,
-            task,
-            created_after,
-            created_before,
-            occurred_after,
-            occurred_before,
-        ),
+        filter=MemoryFilter.named(locals(), FILTER_SPELLING),
     )
 
     async def run(engram: Engram) -> Any:
@@ -198,21 +155,7 @@ def list_(
     as_json: JsonOpt = False,
 ) -> None:
     """Memories newest first, a page at a time."""
-    f = _filter(
-        type,
-        kind,
-        layer,
-        status,
-        tag,
-        pinned,
-        contains,
-        session,
-        task,
-        created_after,
-        created_before,
-        occurred_after,
-        occurred_before,
-    )
+    f = MemoryFilter.named(locals(), FILTER_SPELLING)
 
     async def run(engram: Engram) -> Any:
         return await engram.memories.list(await engram.tenants.resolve(tenant), f, limit, cursor)
@@ -243,21 +186,7 @@ def timeline(
     as_json: JsonOpt = False,
 ) -> None:
     """How many memories happened in each day, week, month or year (UTC), by type."""
-    f = _filter(
-        type,
-        kind,
-        layer,
-        status,
-        tag,
-        pinned,
-        contains,
-        session,
-        task,
-        created_after,
-        created_before,
-        occurred_after,
-        occurred_before,
-    )
+    f = MemoryFilter.named(locals(), FILTER_SPELLING)
 
     async def run(engram: Engram) -> Any:
         return await engram.memories.timeline(await engram.tenants.resolve(tenant), f, bucket)

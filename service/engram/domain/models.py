@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -182,6 +183,18 @@ class MemoryFilter(BaseModel):
     contains: Text | None = Field(
         None, min_length=1, max_length=200, description="memories whose content holds this text (any case)"
     )
+
+    @classmethod
+    def named(cls, arguments: Mapping[str, Any], spelling: Mapping[str, str] | None = None) -> MemoryFilter:
+        """The filter a face's arguments name, each under the field's name or the face's spelling of it
+        (``tag`` for ``tags``). Arguments that are no filter, and absent ones, are left out: no status
+        means active ones."""
+        spelled = {(spelling or {}).get(name, name): value for name, value in arguments.items()}
+        return cls(**{k: v for k, v in spelled.items() if k in cls.model_fields and v is not None and v != []})
+
+
+# How REST and the CLI spell the repeatable filters: one ?tag= or --tag per value.
+SINGULAR = {"type": "types", "kind": "kinds", "layer": "layers", "status": "statuses", "tag": "tags"}
 
 
 class HistoryEvent(BaseModel):

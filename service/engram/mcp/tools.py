@@ -247,21 +247,7 @@ def build_mcp(
         last week") returns that time's memories in the order they happened; "上次"/"last time"
         puts the latest match first. An empty list means nothing stored matches."""
         with tool_errors("search_memory"):
-            f = MemoryFilter(
-                types=types,
-                kinds=kinds,
-                layers=layers,
-                statuses=statuses or [Status.active],
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                session_id=session_id,
-                task_id=task_id,
-                tags=tags,
-                pinned=pinned,
-                contains=contains,
-            )
+            f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
             request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
             result = await engram().search.search(await tenant_of(ctx), request)
             return compact(BriefResult.of(result, detail))
@@ -315,21 +301,7 @@ def build_mcp(
     ) -> Annotated[CallToolResult, BriefPage]:
         """Memories newest first, one page at a time (to browse; to answer a question, search)."""
         with tool_errors("list_memories"):
-            f = MemoryFilter(
-                types=types,
-                kinds=kinds,
-                layers=layers,
-                statuses=statuses or [Status.active],
-                tags=tags,
-                pinned=pinned,
-                contains=contains,
-                session_id=session_id,
-                task_id=task_id,
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-            )
+            f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
             page = await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
             return compact(BriefPage.of(page, detail))
 

@@ -13,6 +13,7 @@ from engram.api.deps import EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import Instant, Text
 from engram.domain.models import (
+    SINGULAR,
     BatchWriteResult,
     HistoryEvent,
     Kind,
@@ -94,21 +95,7 @@ def memory_filter(
     occurred_before: Instant | None = None,
 ) -> MemoryFilter:
     """The list filters from query parameters (MemoryFilter validates them, as in a search body)."""
-    return MemoryFilter(
-        types=type,
-        kinds=kind,
-        layers=layer,
-        statuses=status_ or [Status.active],
-        tags=tag,
-        pinned=pinned,
-        contains=contains,
-        session_id=session_id,
-        task_id=task_id,
-        created_after=created_after,
-        created_before=created_before,
-        occurred_after=occurred_after,
-        occurred_before=occurred_before,
-    )
+    return MemoryFilter.named(locals(), {**SINGULAR, "status_": "statuses"})
 
 
 FilterDep = Annotated[MemoryFilter, Depends(memory_filter)]
