@@ -75,8 +75,9 @@ export function timelineChart(timeline, onPick, width) {
 export const legend = (types = TYPES) =>
   types.map((t) => el("span", { class: "legend-item" }, el("span", { class: `swatch type-${t}` }), label(t)));
 
-// Decay score against days without reinforcement for every memory the preview weighed, with the
-// threshold below which the schedule may forget one and the judge's decision on each candidate.
+// Decay score against days without reinforcement for each candidate and each survivor the preview
+// lists (the 200 closest to going), with the threshold below which the schedule may forget one and
+// the judge's decision on each candidate.
 export function decayChart(report, onPick, width) {
   const height = 240;
   const pad = { left: 44, right: 12, top: 12, bottom: 34 };
