@@ -45,3 +45,18 @@ def test_use_pieces_text_as_the_reference_tokenizer_does():
         assert type(ours._model._tokenizer).__module__.startswith("sentencepiece")
     finally:
         ours.close()
+
+
+def test_use_holds_blas_to_one_thread_for_the_whole_process():
+    """The package sets its limit around each call and restores it after: with a query and a batch
+    in flight at once, one of them ran on every core, and OpenBLAS's spinning helper took a core."""
+    from threadpoolctl import threadpool_info
+
+    embedder = UniversalSentenceEncoder(threads=1)
+    try:
+        embedder._documents([TURN])
+        blas = [library for library in threadpool_info() if library["user_api"] == "blas"]
+        assert blas, "numpy has no BLAS to limit"
+        assert {library["num_threads"] for library in blas} == {1}
+    finally:
+        embedder.close()

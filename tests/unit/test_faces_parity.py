@@ -157,7 +157,7 @@ async def test_every_face_hands_every_filter_to_the_model():
         assert MemoryFilter.named(given, FILTER_SPELLING).model_dump(include=FILTER) == EVERY_FILTER, command
     rest = {SPELLINGS.get(o, o): o for o in ("type", "kind", "layer", "tag")} | {"statuses": "status_"}
     arguments = {rest.get(field, field): value for field, value in EVERY_FILTER.items()}
-    assert memory_filter(**arguments).model_dump() == EVERY_FILTER
+    assert (await memory_filter(**arguments)).model_dump() == EVERY_FILTER
     assert MemoryFilter.named({"statuses": [], "tags": None, "query": "x"}) == MemoryFilter()  # absent: defaults
     mcp = await mcp_faces()  # MCP reads its arguments under the fields' own names
     for tool in ("search", "list"):

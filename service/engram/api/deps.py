@@ -16,7 +16,9 @@ from engram.runtime import Engram
 _bearer = HTTPBearer(auto_error=False, description="the tenant's API key")
 
 
-def get_engram(request: Request) -> Engram:
+async def get_engram(request: Request) -> Engram:
+    """Async, as every dependency is: FastAPI runs a plain function in a worker thread, a thread hop
+    per request (tests/unit/test_async_dependencies.py)."""
     return request.app.state.engram
 
 

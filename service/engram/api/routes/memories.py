@@ -77,7 +77,7 @@ async def write_memories(body: BatchWrite, ctx: TenantDep, engram: EngramDep) ->
     return BatchWriteResult(results=await engram.writes.write_batch(ctx, body.items, actor=ACTOR))
 
 
-def memory_filter(
+async def memory_filter(
     type: Annotated[list[MemoryType] | None, Query()] = None,
     kind: Annotated[list[Kind] | None, Query(description="fact or turn (default: both)")] = None,
     layer: Annotated[list[Layer] | None, Query()] = None,
