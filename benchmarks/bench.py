@@ -165,7 +165,8 @@ def main() -> None:
         root = Path(tempfile.mkdtemp(prefix="engram-bench-"))
         root.chmod(0o755)
         server = EmbeddedPostgres(root)
-        dsn = server.start()
+        server.start()
+        dsn = server.dsn(via_socket=True)  # as `make run` reaches it
     summary: Summary = []
     try:
         settings = Settings(database_url=dsn)

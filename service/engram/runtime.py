@@ -73,9 +73,9 @@ def database_url(settings: Settings, *, keep_running: bool = False):
         return
     server = embedded_postgres(settings)
     was_running = server.is_running()
-    dsn = server.start()
+    server.start()
     try:
-        yield dsn
+        yield server.dsn(via_socket=True)
     finally:
         if not was_running and not keep_running:
             server.stop()

@@ -9,11 +9,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import asyncpg
 import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from engram.store.embedded import EmbeddedPostgres
 from tests.conftest import free_port
 
 
@@ -66,6 +68,15 @@ async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
             )
         assert response.json()["hits"][0]["memory"]["content"] == "The user prefers window seats"
         assert (workdir / ".state" / "default-tenant.key").read_text().strip() == key
+        # The service's sessions come through the Unix socket (a cheaper round trip than TCP).
+        database = await asyncpg.connect(EmbeddedPostgres(workdir / ".state" / "postgres").dsn())
+        try:
+            addresses = await database.fetch(
+                "SELECT client_addr FROM pg_stat_activity WHERE application_name = 'engram' AND pid <> pg_backend_pid()"
+            )
+        finally:
+            await database.close()
+        assert addresses and all(a["client_addr"] is None for a in addresses)
         # Another shell, without ENGRAM_PORT: the new tenant's URLs are the running service's.
         elsewhere = {k: v for k, v in env.items() if k != "ENGRAM_PORT"}
         created = subprocess.run(

@@ -2,7 +2,7 @@
 
 PostgreSQL refuses to run as root, so as root the server runs as an unprivileged system user
 (created on first use) through ``runuser``. It listens on 127.0.0.1 on a free port (the same one
-again on a restart, while it is free) with password
+again on a restart, while it is free) and on a Unix socket in its data directory, with password
 authentication; the password and port live in the data directory's parent, readable by the owner only.
 """
 
@@ -26,6 +26,8 @@ from engram.errors import ConfigurationError
 PG_USER = "engram"
 DATABASE = "engram"
 SYSTEM_USER = "engram-pg"
+# Longest path a Unix socket may have (sun_path is 108 bytes with its terminating NUL, on Linux).
+_SOCKET_PATH_MAX = 107
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,15 @@ class EmbeddedPostgres:
     def _port_file(self) -> Path:
         return self.root / "port"
 
-    def dsn(self) -> str:
+    def dsn(self, *, via_socket: bool = False) -> str:
+        """Over TCP on 127.0.0.1, or ``via_socket`` through the server's Unix socket when this process
+        can reach it: a statement's round trip there costs less of the client's CPU than loopback TCP
+        (docs/benchmarks.md). Tools that need a host and port (proxies, Kubernetes) take TCP."""
         password = self._password_file.read_text().strip()
         port = int(self._port_file.read_text())
+        socket_path = self.data_dir / f".s.PGSQL.{port}"
+        if via_socket and len(str(socket_path)) <= _SOCKET_PATH_MAX and os.access(self.data_dir, os.X_OK):
+            return f"postgresql://{PG_USER}:{password}@/{DATABASE}?host={self.data_dir}&port={port}"
         return f"postgresql://{PG_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
 
     def is_running(self) -> bool:
