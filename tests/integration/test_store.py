@@ -3,8 +3,11 @@
 import asyncpg
 import pytest
 
-from engram.domain.models import NewMemory
-from engram.store.memories import _prefer_hnsw
+from engram.domain.models import Kind, NewMemory
+from engram.services.writes import derived_columns
+from engram.store import memories as repo
+from engram.store.db import _init_connection
+from engram.store.memories import MemoryRow, _prefer_hnsw
 from engram.store.migrate import load_migrations, migrate_schema
 
 
@@ -44,6 +47,37 @@ async def test_each_tenant_has_its_own_schema(engram):
     async with engram.pool.acquire() as conn:
         for ctx in (a, b):
             assert await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.memories") == 0
+
+
+async def test_slot_mates_are_read_newest_first_from_their_index(engram, tenant, bootstrapped):
+    """A slot holding many active facts (an import, a bulk load): a write reads the newest few from
+    the index, not every one sorted with its vector (tenant migration 0007)."""
+    ctx, _ = tenant
+    await engram.writes.write_batch(ctx, [NewMemory(content=f"Reading note {i}: chapter {i}") for i in range(300)])
+    async with engram.pool.acquire() as conn:
+        await conn.execute(f"UPDATE {ctx.schema}.memories SET slot = 'user|beverage'")
+        await conn.execute(f"ANALYZE {ctx.schema}.memories")
+    content = "The user drinks green tea every morning"
+    vector = await engram.embedders.default.embed_query(content)
+    derived = derived_columns(content, Kind.fact, "long_term", None, vector, engram.embedders.default.model_id)
+    row = MemoryRow(
+        content=content, kind="fact", type="preference", layer="long_term", source=None, external_id=None,
+        importance=0.5, occurred_at=None, session_id=None, task_id=None, tags=[], metadata={},
+        **derived | {"slot": "user|beverage"},
+    )  # fmt: skip
+    conn = await asyncpg.connect(bootstrapped)  # its own session: the plan is logged to it
+    try:
+        await _init_connection(conn)  # the pool's codecs
+        plans: list[str] = []
+        conn.add_log_listener(lambda _, message: plans.append(message.message))
+        await conn.execute("LOAD 'auto_explain'")
+        await conn.execute("SET auto_explain.log_min_duration = 0; SET auto_explain.log_level = notice")
+        mates = await repo.active_in_slots(conn, ctx.schema, [row], 8)
+    finally:
+        await conn.close()
+    assert len(mates[0]) == 8
+    [plan] = [p for p in plans if f"FROM {ctx.schema}.memories m" in p]  # not asyncpg's introspection
+    assert "memories_slot_newest" in plan and "Sort" not in plan, plan
 
 
 async def test_the_vector_channel_walks_the_hnsw_index(engram, tenant):
