@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,operator,eval]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,operator,eval,peers]'
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)

@@ -27,7 +27,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from benchmarks import load, realistic, reference_server
+from benchmarks import load, peers, realistic, reference_server
 from benchmarks.fill import grow, vector_pool
 from engram.domain.models import NewMemory
 from engram.runtime import Engram, bootstrap_database, open_engram
@@ -116,6 +116,7 @@ async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summar
     try:
         await measure_writes(engram, rng, summary, args.batched)
         scale_ctx, scale_key = await engram.tenants.create(f"bench-scale-{rng.randrange(10**9)}")
+        peer_ctx, peer_key = await engram.tenants.create(f"bench-peer-{rng.randrange(10**9)}")
         many = []
         for i in range(args.tenants):
             ctx, key = await engram.tenants.create(f"bench-many-{i}-{rng.randrange(10**6)}")
@@ -128,7 +129,12 @@ async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summar
             print(
                 f"{args.tenants} tenants of {args.per_tenant} memories ready in {time.perf_counter() - started:.0f} s"
             )
-        return {"scale": (scale_ctx.name, scale_key), "many": [(c.name, k) for c, k in many], "pool": pool}
+        return {
+            "scale": (scale_ctx.name, scale_key),
+            "peer": (peer_ctx.name, peer_key),
+            "many": [(c.name, k) for c, k in many],
+            "pool": pool,
+        }
     finally:
         await engram.close()
 
@@ -152,6 +158,7 @@ def main() -> None:
     parser.add_argument("--batched", type=int, default=3000, help="memories written in batches, per measure")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--baseline", type=int, default=10_000, help="facts for the reference server (0: skip)")
+    parser.add_argument("--peers", type=int, default=10_000, help="facts for engram beside mem0 (0: skip)")
     parser.add_argument("--load-seconds", type=float, default=20, help="length of each load step (0: skip load)")
     args = parser.parse_args()
     if reason := realistic.missing():
@@ -202,6 +209,8 @@ def main() -> None:
             summary += [(f"search via REST, {label}", rest)]
         if args.baseline:
             summary += reference_server.measure(args.baseline, texts)
+        if args.peers:
+            summary += peers.measure(url, *ready["peer"], args.peers, texts)
     finally:
         if service is not None:
             service.terminate()

@@ -30,6 +30,8 @@ def test_bench_runs_end_to_end(settings):
             "10",
             "--baseline",
             "0",
+            "--peers",
+            "30",
             "--load-seconds",
             "0.5",
         ],
@@ -44,3 +46,4 @@ def test_bench_runs_end_to_end(settings):
     assert "| search via REST, 300 memories |" in result.stdout and "3 tenants" in result.stdout
     assert "write chat turns, Chinese, batches of 100" in result.stdout
     assert "300 memories, open loop, 200 requests/s" in result.stdout
+    assert "| mem0 search |" in result.stdout and "| ratio engram / mem0 |" in result.stdout
