@@ -79,6 +79,11 @@ def _measure_mem0(facts: list[str], questions: list[str]) -> tuple[float, list[f
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _ok(response: httpx.Response) -> None:
+    if response.is_error:
+        raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text[:300]}")
+
+
 def _measure_engram(
     url: str, tenant: str, key: str, facts: list[str], questions: list[str]
 ) -> tuple[float, list[float]]:
@@ -86,14 +91,14 @@ def _measure_engram(
     with httpx.Client(base_url=f"{url}/t/{tenant}/v1", headers=headers, timeout=60) as client:
         started = time.perf_counter()
         for fact in facts:
-            client.post("/memories", json={"content": fact}).raise_for_status()
+            _ok(client.post("/memories", json={"content": fact}))
         rate = len(facts) / (time.perf_counter() - started)
         for question in questions[:20]:
-            client.post("/search", json={"query": question, "top_k": 10}).raise_for_status()
+            _ok(client.post("/search", json={"query": question, "top_k": 10}))
         samples = []
         for question in questions:
             started = time.perf_counter()
-            client.post("/search", json={"query": question, "top_k": 10}).raise_for_status()
+            _ok(client.post("/search", json={"query": question, "top_k": 10}))
             samples.append((time.perf_counter() - started) * 1000)
     return rate, samples
 
