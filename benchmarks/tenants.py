@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import random
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from engram.domain.models import NewMemory
 from engram.domain.search import SearchRequest
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
-from engram.store.embedded import EmbeddedPostgres
+from engram.store.embedded import EmbeddedPostgres, client_program
 
 STEP = 1000  # report every this many tenants
 
@@ -41,6 +42,21 @@ async def sizes(dsn: str) -> str:
     finally:
         await conn.close()
     return f"database {database}, {relations:,} relations, catalog {catalog}"
+
+
+async def autovacuum(dsn: str) -> str:
+    """Whether autovacuum keeps up with many small tables: how many it has analysed so far."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        record = await conn.fetchrow(
+            """SELECT count(*) AS tables, count(last_autoanalyze) AS analysed, count(last_autovacuum) AS vacuumed
+               FROM pg_catalog.pg_stat_user_tables WHERE relname = 'memories'"""
+        )
+    finally:
+        await conn.close()
+    return (
+        f"of {record['tables']:,} memories tables, {record['analysed']:,} analysed and {record['vacuumed']:,} vacuumed"
+    )
 
 
 async def backend_memory(engram: Engram) -> str:
@@ -88,8 +104,31 @@ async def run(dsn: str, args: argparse.Namespace) -> None:
         began = time.perf_counter()
         await engram.tenants.migrate_all()
         print(f"checking every schema's migrations: {time.perf_counter() - began:.0f} s", flush=True)
+        print(f"autovacuum: {await autovacuum(dsn)}", flush=True)
     finally:
         await engram.close()
+    runs = {"schema only": ["--schema-only"], "whole database": [], "one tenant": ["-n", schema_of(names[0])]}
+    for what, flags in runs.items():
+        print(f"pg_dump, {what}: {dump(dsn, flags)}", flush=True)
+
+
+def schema_of(tenant: str) -> str:
+    from engram.domain.tenancy import schema_name
+
+    return schema_name(tenant)
+
+
+def dump(dsn: str, flags: list[str]) -> str:
+    """How long pg_dump takes, or the line it failed with (a lock per table: the whole database at
+    10,000 tenants is what max_locks_per_transaction is sized for, or not)."""
+    program = client_program("pg_dump")
+    if program is None:
+        return "skipped (no pg_dump)"
+    began = time.perf_counter()
+    result = subprocess.run([program, *flags, "-f", "/dev/null", dsn], capture_output=True, text=True)
+    if result.returncode != 0:
+        return f"failed after {time.perf_counter() - began:.0f} s: {result.stderr.strip().splitlines()[-1]}"
+    return f"{time.perf_counter() - began:.0f} s"
 
 
 def main() -> None:
