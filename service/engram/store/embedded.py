@@ -20,6 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from engram.errors import ConfigurationError
 
@@ -60,7 +61,7 @@ class EmbeddedPostgres:
         port = int(self._port_file.read_text())
         socket_path = self.data_dir / f".s.PGSQL.{port}"
         if via_socket and len(str(socket_path)) <= _SOCKET_PATH_MAX and os.access(self.data_dir, os.X_OK):
-            return f"postgresql://{PG_USER}:{password}@/{DATABASE}?host={self.data_dir}&port={port}"
+            return f"postgresql://{PG_USER}:{password}@/{DATABASE}?host={quote(str(self.data_dir))}&port={port}"
         return f"postgresql://{PG_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
 
     def is_running(self) -> bool:
