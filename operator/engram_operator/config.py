@@ -58,6 +58,9 @@ class Instance(BaseModel):
     admin_dsn: SecretStr = Field(alias="adminDsn")
     tenant_host: str | None = Field(None, alias="tenantHost")
     tls: TenantTLS = TenantTLS()
+    # Tenants the instance takes at most; new ones go to other instances of the environment, or
+    # wait. Each tenant is a schema of ~39 relations: see docs/benchmarks.md for what 10,000 cost.
+    max_tenants: int | None = Field(None, alias="maxTenants", ge=1)
 
 
 class EnvironmentPolicy(BaseModel):

@@ -296,7 +296,7 @@ async def survey(instance: Instance, tenant: str, claim: Claim) -> Survey:
         registered, claimed_by = await control.tenant_claim(conn, tenant) if count else (False, None)
         ours = claim.accepts(claimed_by)
         taken_by = (claimed_by or "a tenant made with `engram tenant create`") if registered and not ours else None
-        return Survey(instance.name, ours, count, taken_by=taken_by)
+        return Survey(instance.name, ours, count, taken_by=taken_by, capacity=instance.max_tenants)
 
     return await _as_admin(instance, look)
 

@@ -16,6 +16,7 @@ INSTANCES = [
         "environment": "prod",
         "adminDsnSecret": {"name": "pg-prod-admin", "key": "dsn"},
         "tenantHost": "pg-prod.databases.svc:5432",
+        "maxTenants": 5000,
         "tls": {"mode": "verify-full", "rootCertSecret": {"name": "pg-prod-ca", "key": "ca.crt"}},
     },
 ]

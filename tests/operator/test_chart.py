@@ -78,6 +78,7 @@ def test_the_configmap_is_a_configuration_the_operator_loads(tmp_path, monkeypat
     assert config.image == "registry.example/engram:1.2.3"
     assert [(i.name, i.environment) for i in config.instances] == [("pg-test", "test"), ("pg-prod", "prod")]
     assert config.instances[1].tenant_host == "pg-prod.databases.svc:5432"
+    assert (config.instances[0].max_tenants, config.instances[1].max_tenants) == (None, 5000)
     assert config.instances[1].tls.mode == "verify-full" and config.instances[1].tls.root_cert.startswith("-----BEGIN")
     assert config.instances[0].tls.mode is None and config.instances[0].tls.root_cert is None
     assert config.instances[0].admin_dsn.get_secret_value().endswith("pg-test:5432/engram")

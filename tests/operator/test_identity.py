@@ -15,7 +15,7 @@ from engram_operator.config import Instance, OperatorConfig
 from engram_operator.reconcile import INSTANCE
 from tests.operator.conftest import CLUSTER_UID
 from tests.operator.harness import TENANTS, Cluster, OperatorThread, eventually
-from tests.operator.test_operator import name, ready_tenant
+from tests.operator.test_operator import condition, name, ready_tenant
 
 
 @pytest.fixture
@@ -74,6 +74,35 @@ async def test_a_new_tenant_goes_to_the_emptiest_instance_and_the_claim_names_th
         assert recorded(cluster, tenant) == ("pg-test-empty", "pg-test-empty")
         assert await claimed_by(empty_instance, tenant) == f"k8s:{CLUSTER_UID}/agents/{tenant}"
         assert await claimed_by(test_instance, tenant) is None
+
+
+async def test_a_full_instance_takes_no_new_tenant_and_a_tenant_waits_when_every_one_is_full(
+    emulator, cluster, test_instance, empty_instance
+):
+    """maxTenants: the emptiest instance is passed over once it holds its share; with no instance
+    of the environment left with room, the tenant waits (retried) and says why."""
+    small = empty_instance.model_copy(update={"max_tenants": 1})
+    config = OperatorConfig(image="engram:test", instances=[test_instance, small], driftIntervalSeconds=1)
+    async with OperatorThread(config):
+        pinned, first, second = name(), name(), name()
+        await ready_tenant(cluster, "agents", pinned, {"environment": "test", "database": {"instance": "pg-test"}})
+        await ready_tenant(cluster, "agents", first, {"environment": "test"})
+        assert recorded(cluster, first) == ("pg-test-empty", "pg-test-empty")
+        await ready_tenant(cluster, "agents", second, {"environment": "test"})
+        assert recorded(cluster, second) == ("pg-test", "pg-test")  # pg-test-empty is full, not busier
+    only_small = OperatorConfig(image="engram:test", instances=[small], driftIntervalSeconds=1)
+    async with OperatorThread(only_small):
+        waiting = name()
+        await cluster.apply_tenant("agents", waiting, {"environment": "test"})
+        await eventually(
+            lambda: (
+                "pg-test-empty 1/1" in condition(cluster.tenant("agents", waiting), "Provisioned").get("message", "")
+            ),
+            what="the tenant says every instance is full",
+        )
+        assert condition(cluster.tenant("agents", waiting), "Provisioned")["reason"] == "Retrying"
+        assert recorded(cluster, waiting) == (None, None)
+        assert not await schema_exists(small, waiting)
 
 
 async def test_a_recreated_tenant_finds_its_data_where_it_lives_not_where_a_new_one_would_go(

@@ -1,7 +1,7 @@
 import pytest
 
 from engram_operator.config import Instance
-from engram_operator.placement import PlacementError, Survey, candidates, choose, place
+from engram_operator.placement import NoRoom, PlacementError, Survey, candidates, choose, place
 
 INSTANCES = [
     Instance(name="pg-test-b", environment="test", adminDsn="postgresql://a@h/db"),
@@ -35,3 +35,11 @@ def test_an_instance_where_another_owner_holds_the_name_is_passed_over():
     assert choose([Survey("pg-a", False, 0, taken_by="k8s:c/team-a/x"), Survey("pg-b", False, 5)]) == "pg-b"
     with pytest.raises(PlacementError, match="belongs to k8s:c/team-a/x on every instance"):
         choose([Survey("pg-a", False, 0, taken_by="k8s:c/team-a/x")])
+
+
+def test_a_full_instance_is_passed_over_and_none_with_room_means_waiting():
+    assert choose([Survey("pg-a", False, 3, capacity=3), Survey("pg-b", False, 9)]) == "pg-b"
+    assert choose([Survey("pg-a", False, 2, capacity=3), Survey("pg-b", False, 9)]) == "pg-a"
+    assert choose([Survey("pg-a", True, 5, capacity=3), Survey("pg-b", False, 0)]) == "pg-a"  # it lives there
+    with pytest.raises(NoRoom, match=r"full \(pg-a 3/3, pg-b 4/4\): add an instance or raise its maxTenants"):
+        choose([Survey("pg-b", False, 4, capacity=4), Survey("pg-a", False, 3, capacity=3)])
