@@ -127,7 +127,9 @@ def dump(dsn: str, flags: list[str]) -> str:
     began = time.perf_counter()
     result = subprocess.run([program, *flags, "-f", "/dev/null", dsn], capture_output=True, text=True)
     if result.returncode != 0:
-        return f"failed after {time.perf_counter() - began:.0f} s: {result.stderr.strip().splitlines()[-1]}"
+        lines = result.stderr.strip().splitlines()
+        said = next((line for line in lines if "error:" in line), lines[-1] if lines else "")
+        return f"failed after {time.perf_counter() - began:.0f} s: {said[:300]}"
     return f"{time.perf_counter() - began:.0f} s"
 
 
