@@ -315,8 +315,8 @@ MUTANTS = [
     Mutant(
         "every unpinned tenant goes to the first instance (no balancing)",
         PLACEMENT,
-        "return min(free, key=lambda s: (s.tenants, s.instance)).instance",
-        "return min(s.instance for s in free)",
+        "return min(roomy, key=lambda s: (s.tenants, s.instance)).instance",
+        "return min(s.instance for s in roomy)",
         ("tests/operator/test_placement.py", "tests/operator/test_identity.py", "-k", "emptiest"),
     ),
     Mutant(
