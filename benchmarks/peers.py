@@ -1,7 +1,7 @@
 """engram beside mem0 (its open-source library: embedded Qdrant, no LLM, ``infer=False``), on the
 same facts and the same questions, with the same embedder: engram's bundled USE, handed to mem0
 as its embedding model. Each side writes the facts one per call, then answers every question
-sequentially; the ratios are mem0's figure over engram's.
+sequentially; the ratios are engram's figure over mem0's.
 
 mem0 is an optional extra (``pip install -e '.[peers]'``); without it this part is skipped.
 """
