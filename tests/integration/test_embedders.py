@@ -50,19 +50,32 @@ def test_use_pieces_text_as_the_reference_tokenizer_does():
         ours.close()
 
 
-def test_the_service_runs_blas_on_one_thread():
-    """engram sets OpenBLAS to one thread before numpy loads it: two ran each small product on both
-    cores, and the helper thread spun while it waited, a core of its own under load. In a process
-    that starts with engram, as the service and the CLI do."""
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: OpenBLAS starts with one thread anyway")
+@pytest.mark.parametrize("first", ["engram", "numpy"])
+def test_blas_runs_on_one_thread_whichever_loads_first(first):
+    """engram/__init__.py holds OpenBLAS to one thread before numpy loads it (the service, the CLI);
+    a process that loaded numpy first is held when the encoder is built (benchmarks, notebooks)."""
     probe = (
-        "import ctypes, engram.embedding.bundled\n"
-        "path = next(l.split()[-1] for l in open('/proc/self/maps') if 'openblas' in l)\n"
-        "lib = ctypes.CDLL(path)\n"
-        "get = next(getattr(lib, n) for n in ('scipy_openblas_get_num_threads64_', 'openblas_get_num_threads')"
-        " if hasattr(lib, n))\n"
-        "print(get())"
+        f"import os, {first}, numpy\n"
+        "print(len(os.listdir('/proc/self/task')))\n"  # OpenBLAS's helper would be a second thread
+        "from engram.embedding.blas import blas_threads\n"
+        "from engram.embedding.bundled import UniversalSentenceEncoder\n"
+        "UniversalSentenceEncoder()\n"
+        "print(blas_threads())"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    unset = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "1"
+    threads_at_start, blas = result.stdout.strip().splitlines()[-2:]
+    assert blas == "1"
+    if first == "engram":
+        assert threads_at_start == "1"  # no helper thread was ever made
+
+
+def test_blas_threads_reads_openblas_itself():
+    """Without this the test above could pass on a function that answers 1 whatever happens."""
+    probe = "import numpy\nfrom engram.embedding.blas import blas_threads\nprint(blas_threads())"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "2", result.stderr

