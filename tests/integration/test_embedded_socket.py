@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import asyncpg
 import pytest
@@ -15,7 +16,7 @@ from engram.store.embedded import EmbeddedPostgres
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmbeddedPostgres]:
-    root = Path(tempfile.mkdtemp(prefix="engram-socket-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="engram socket pg "))  # a space: quoted for pg_ctl and in the DSN
     root.chmod(0o755)  # the unprivileged server user must reach its data directory
     server = EmbeddedPostgres(root)
     server.start()
@@ -43,4 +44,13 @@ def test_a_socket_path_too_long_for_the_kernel_falls_back_to_tcp(server, tmp_pat
     (deep.root / "port").write_text("5999")
     (deep.root / "data").mkdir()
     assert deep.dsn(via_socket=True) == deep.dsn() == "postgresql://engram:secret@127.0.0.1:5999/engram"
-    assert f"host={server.data_dir}" in server.dsn(via_socket=True)
+    assert f"host={quote(str(server.data_dir))}&" in server.dsn(via_socket=True)
+
+
+def test_a_comma_in_the_path_falls_back_to_tcp(tmp_path):
+    """A comma separates hosts in a DSN: the socket directory would be read as two hosts."""
+    odd = EmbeddedPostgres(tmp_path / "a,b")
+    (odd.data_dir).mkdir(parents=True)
+    (odd.root / "password").write_text("secret")
+    (odd.root / "port").write_text("5999")
+    assert odd.dsn(via_socket=True) == "postgresql://engram:secret@127.0.0.1:5999/engram"

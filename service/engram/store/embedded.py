@@ -14,6 +14,7 @@ import importlib.util
 import os
 import pwd
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -60,7 +61,8 @@ class EmbeddedPostgres:
         password = self._password_file.read_text().strip()
         port = int(self._port_file.read_text())
         socket_path = self.data_dir / f".s.PGSQL.{port}"
-        if via_socket and len(str(socket_path)) <= _SOCKET_PATH_MAX and os.access(self.data_dir, os.X_OK):
+        reachable = len(str(socket_path)) <= _SOCKET_PATH_MAX and os.access(self.data_dir, os.X_OK)
+        if via_socket and reachable and "," not in str(self.data_dir):  # a comma would split the host list
             return f"postgresql://{PG_USER}:{password}@/{DATABASE}?host={quote(str(self.data_dir))}&port={port}"
         return f"postgresql://{PG_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
 
@@ -82,7 +84,9 @@ class EmbeddedPostgres:
             log = self.root / "postgres.log"
             log.touch()
             self._own(log)
-            opts = f"-p {chosen} -c listen_addresses=127.0.0.1 -k {self.data_dir} -c max_connections=200"
+            # pg_ctl hands these to a shell: the socket directory is quoted (a space in the path).
+            socket_dir = shlex.quote(str(self.data_dir))
+            opts = f"-p {chosen} -c listen_addresses=127.0.0.1 -k {socket_dir} -c max_connections=200"
             self._pg_ctl(["start", "-w", "-t", "60", "-l", str(log), "-o", opts])
         self._create_database()
         return self.dsn()
