@@ -116,7 +116,7 @@ async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summar
     try:
         await measure_writes(engram, rng, summary, args.batched)
         scale_ctx, scale_key = await engram.tenants.create(f"bench-scale-{rng.randrange(10**9)}")
-        peer_ctx, peer_key = await engram.tenants.create(f"bench-peer-{rng.randrange(10**9)}")
+        peer = await engram.tenants.create(f"bench-peer-{rng.randrange(10**9)}") if args.peers else None
         many = []
         for i in range(args.tenants):
             ctx, key = await engram.tenants.create(f"bench-many-{i}-{rng.randrange(10**6)}")
@@ -131,7 +131,7 @@ async def prepare(settings: Settings, dsn: str, args: argparse.Namespace, summar
             )
         return {
             "scale": (scale_ctx.name, scale_key),
-            "peer": (peer_ctx.name, peer_key),
+            "peer": (peer[0].name, peer[1]) if peer else None,
             "many": [(c.name, k) for c, k in many],
             "pool": pool,
         }

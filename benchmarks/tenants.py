@@ -23,6 +23,7 @@ from benchmarks import realistic
 from benchmarks.bench import percentiles
 from engram.domain.models import NewMemory
 from engram.domain.search import SearchRequest
+from engram.domain.tenancy import schema_name
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, client_program
@@ -107,15 +108,11 @@ async def run(dsn: str, args: argparse.Namespace) -> None:
         print(f"autovacuum: {await autovacuum(dsn)}", flush=True)
     finally:
         await engram.close()
-    runs = {"schema only": ["--schema-only"], "whole database": [], "one tenant": ["-n", schema_of(names[0])]}
+    runs = {"schema only": ["--schema-only"], "whole database": []}
+    if names:
+        runs["one tenant"] = ["-n", schema_name(names[0])]
     for what, flags in runs.items():
         print(f"pg_dump, {what}: {dump(dsn, flags)}", flush=True)
-
-
-def schema_of(tenant: str) -> str:
-    from engram.domain.tenancy import schema_name
-
-    return schema_name(tenant)
 
 
 def dump(dsn: str, flags: list[str]) -> str:

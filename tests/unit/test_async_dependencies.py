@@ -15,10 +15,10 @@ from engram.settings import Settings
 
 
 def _runs_in_a_thread(call) -> bool:
-    """A function, or an instance whose call method (HTTPBearer's) is not a coroutine."""
-    if inspect.isfunction(call) or inspect.ismethod(call):
-        return not inspect.iscoroutinefunction(call)
-    return not inspect.iscoroutinefunction(type(call).__call__)
+    """A function, or an instance whose call method (HTTPBearer's), that is neither a coroutine nor
+    an async generator (a dependency with cleanup)."""
+    target = call if inspect.isfunction(call) or inspect.ismethod(call) else type(call).__call__
+    return not (inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target))
 
 
 def _calls(dependant: Dependant):
