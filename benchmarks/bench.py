@@ -15,7 +15,6 @@ import asyncio
 import os
 import random
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,18 +28,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from benchmarks import load, peers, realistic, reference_server
 from benchmarks.fill import grow, vector_pool
+from benchmarks.stats import percentiles
 from engram.domain.models import NewMemory
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
 
 Summary = list[tuple[str, str]]
-
-
-def percentiles(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return f"p50 {statistics.median(ordered):.1f} ms, p95 {pick(0.95):.1f} ms, p99 {pick(0.99):.1f} ms"
 
 
 async def measure_writes(engram: Engram, rng: random.Random, summary: Summary, batched: int) -> None:

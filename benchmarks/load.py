@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from benchmarks import realistic
+from benchmarks.stats import quantile
 
 CONNECTIONS = 32
 
@@ -33,16 +34,12 @@ class Run:
     errors: int = 0
 
     def summary(self) -> str:
-        def pct(samples: list[float], q: float) -> float:
-            ordered = sorted(samples)
-            return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
         done = len(self.search_ms) + len(self.write_ms)
         s, w = self.search_ms, self.write_ms
         return (
             f"{done / self.seconds:.0f} req/s ({len(s) / self.seconds:.0f} searches/s); "
-            f"search p50/p95/p99 {pct(s, 0.5):.0f}/{pct(s, 0.95):.0f}/{pct(s, 0.99):.0f} ms; "
-            f"write p50/p95 {pct(w, 0.5):.0f}/{pct(w, 0.95):.0f} ms"
+            f"search p50/p95/p99 {quantile(s, 0.5):.0f}/{quantile(s, 0.95):.0f}/{quantile(s, 0.99):.0f} ms; "
+            f"write p50/p95 {quantile(w, 0.5):.0f}/{quantile(w, 0.95):.0f} ms"
         ) + (f"; {self.errors} errors" if self.errors else "")
 
 

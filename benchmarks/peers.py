@@ -12,7 +12,6 @@ import importlib.util
 import os
 import random
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,15 +20,10 @@ from typing import Any
 import httpx
 
 from benchmarks import realistic
+from benchmarks.stats import p50_p95_p99
 from engram.embedding.bundled import UniversalSentenceEncoder
 
 Rows = list[tuple[str, str]]
-
-
-def _stats(samples: list[float]) -> tuple[float, float, float]:
-    ordered = sorted(samples)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return statistics.median(ordered), pick(0.95), pick(0.99)
 
 
 def _mem0(folder: Path, embedder: UniversalSentenceEncoder) -> Any:
@@ -113,8 +107,8 @@ def measure(url: str, tenant: str, key: str, count: int, questions: list[str]) -
     facts = [text for mix in mixes for text in mix.texts(count // len(mixes) + 1, rng)][:count]
     theirs_rate, theirs = _measure_mem0(facts, questions)
     ours_rate, ours = _measure_engram(url, tenant, key, facts, questions)
-    t50, t95, t99 = _stats(theirs)
-    o50, o95, o99 = _stats(ours)
+    t50, t95, t99 = p50_p95_p99(theirs)
+    o50, o95, o99 = p50_p95_p99(ours)
     rows = [
         (f"mem0 {count:,} facts, write one per call", f"{theirs_rate:.0f} facts/s"),
         (f"engram {count:,} facts, write one per call (REST)", f"{ours_rate:.0f} facts/s"),

@@ -7,7 +7,6 @@ import asyncio
 import os
 import random
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -15,14 +14,9 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from benchmarks import realistic
+from benchmarks.stats import percentiles
 
 PACKAGE = "@modelcontextprotocol/server-memory"
-
-
-def _percentiles(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return f"p50 {statistics.median(ordered):.1f} ms, p95 {pick(0.95):.1f} ms, p99 {pick(0.99):.1f} ms"
 
 
 async def _measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
@@ -59,7 +53,7 @@ async def _measure(count: int, texts: list[str]) -> list[tuple[str, str]]:
     shutil.rmtree(folder, ignore_errors=True)
     return [
         (f"reference server ({PACKAGE}), write in batches of 500", f"{rate:.0f} facts/s"),
-        (f"reference server, search via MCP (stdio), {count:,} facts", _percentiles(samples)),
+        (f"reference server, search via MCP (stdio), {count:,} facts", percentiles(samples)),
     ]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncpg
 
 from benchmarks import realistic
-from benchmarks.bench import percentiles
+from benchmarks.stats import percentiles
 from engram.domain.models import NewMemory
 from engram.domain.search import SearchRequest
 from engram.domain.tenancy import schema_name
