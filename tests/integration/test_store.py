@@ -1,9 +1,12 @@
 """Migrations and schema guarantees on the real database."""
 
+import os
+
 import asyncpg
 import pytest
 
 from engram.domain.models import Kind, NewMemory
+from engram.domain.tenancy import schema_name
 from engram.services.writes import derived_columns
 from engram.store import memories as repo
 from engram.store.db import _init_connection
@@ -47,6 +50,33 @@ async def test_each_tenant_has_its_own_schema(engram):
     async with engram.pool.acquire() as conn:
         for ctx in (a, b):
             assert await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.memories") == 0
+
+
+async def test_a_whole_database_dump_of_ten_thousand_tenants_fits_the_lock_table(engram, tenant, pg_dsn):
+    """pg_dump locks every table in one transaction: the embedded server's shared lock table
+    (max_locks_per_transaction x backend slots) must hold the tables of 10,000 tenants."""
+    if os.environ.get("ENGRAM_TEST_DATABASE_URL"):
+        pytest.skip("the lock table is sized by the embedded server; this database is configured elsewhere")
+    ctx, _ = tenant
+    async with engram.pool.acquire() as conn:
+        tables = await conn.fetchval(
+            """SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')""",
+            schema_name(ctx.name),
+        )
+        shared = await conn.fetchval(
+            """SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname NOT LIKE 'tenant%' AND n.nspname NOT LIKE 'pg\\_%' AND c.relkind IN ('r', 'p')"""
+        )
+        setting = {
+            name: int(await conn.fetchval(f"SHOW {name}"))
+            for name in (
+                "max_locks_per_transaction", "max_connections", "autovacuum_worker_slots",
+                "max_worker_processes", "max_wal_senders", "max_prepared_transactions",
+            )
+        }  # fmt: skip
+    slots = sum(value for name, value in setting.items() if name != "max_locks_per_transaction") + 1
+    assert setting["max_locks_per_transaction"] * slots >= 10_000 * tables + shared, (tables, setting)
 
 
 async def test_slot_mates_are_read_newest_first_from_their_index(engram, tenant, bootstrapped):
