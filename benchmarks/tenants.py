@@ -125,8 +125,8 @@ def dump(dsn: str, flags: list[str]) -> str:
     result = subprocess.run([program, *flags, "-f", "/dev/null", dsn], capture_output=True, text=True)
     if result.returncode != 0:
         lines = result.stderr.strip().splitlines()
-        said = next((line for line in lines if "error:" in line), lines[-1] if lines else "")
-        return f"failed after {time.perf_counter() - began:.0f} s: {said[:300]}"
+        said = " | ".join(line for line in lines if "error" in line.lower() or "hint" in line.lower())
+        return f"failed after {time.perf_counter() - began:.0f} s: {(said or result.stderr)[:600]}"
     return f"{time.perf_counter() - began:.0f} s"
 
 
