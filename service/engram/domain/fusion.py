@@ -99,15 +99,29 @@ def clip(value: float) -> float:
 
 
 def relevance(channels: ChannelScores, weights: Weights, other_language: bool = False) -> float:
-    missed = 1.0
-    for weight, evidence in (
-        (weights.vector_for(other_language), channels.vector),
-        (weights.keyword, channels.keyword),
-        (weights.rule, channels.rule),
-        (weights.context, channels.context),
-    ):
-        missed *= 1.0 - clip(weight) * clip(evidence)
-    return 1.0 - missed
+    return _Odds.of(weights).relevance(channels, other_language)
+
+
+@dataclass(frozen=True)
+class _Odds:
+    """The weights, clipped once for a whole candidate list (the formula runs per candidate)."""
+
+    vector: float
+    vector_other: float  # for a memory in another language than the query
+    keyword: float
+    rule: float
+    context: float
+
+    @classmethod
+    def of(cls, w: Weights) -> _Odds:
+        return cls(clip(w.vector), clip(w.vector_for(True)), clip(w.keyword), clip(w.rule), clip(w.context))
+
+    def relevance(self, c: ChannelScores, other_language: bool) -> float:
+        missed = 1.0 - (self.vector_other if other_language else self.vector) * clip(c.vector)
+        missed *= 1.0 - self.keyword * clip(c.keyword)
+        missed *= 1.0 - self.rule * clip(c.rule)
+        missed *= 1.0 - self.context * clip(c.context)
+        return 1.0 - missed
 
 
 def score_of(hit: FusedHit) -> float:
@@ -123,7 +137,8 @@ def _scored(hit: FusedHit, weights: Weights, **changes: object) -> FusedHit:
 
 
 def best_first(hits: Iterable[FusedHit]) -> list[FusedHit]:
-    return sorted(hits, key=lambda h: (-h.score, str(h.id)))
+    # Ties in id order (a UUID's number orders as its text does).
+    return sorted(hits, key=lambda h: (-h.score, h.id.int))
 
 
 def vector_evidence(centred: float, noise: float) -> float:
@@ -151,6 +166,7 @@ def fuse(
     ``other_language``: the memories in another language than the query."""
     keyword_of = {h.id: clip(h.score) for h in keyword}
     rule_of = {h.id: clip(h.score) for h in rule}
+    odds = _Odds.of(weights)
     fused = []
     for memory_id in {*similarity, *keyword_of, *rule_of}:
         sim = similarity.get(memory_id, Similarity(0.0, 0.0))
@@ -161,10 +177,9 @@ def fuse(
             keyword=round(keyword_of.get(memory_id, 0.0), 6),
             rule=round(rule_of.get(memory_id, 0.0), 6),
         )
-        hit = FusedHit(
-            id=memory_id, score=0.0, relevance=0.0, channels=channels, other_language=memory_id in other_language
-        )
-        fused.append(_scored(hit, weights))
+        other = memory_id in other_language
+        share = round(odds.relevance(channels, other), 6)  # time and layer are 1 here
+        fused.append(FusedHit(id=memory_id, score=share, relevance=share, channels=channels, other_language=other))
     return best_first(fused)
 
 
@@ -181,8 +196,9 @@ def add_context(fused: list[FusedHit], links: list[Link], weights: Weights) -> l
     out = []
     for h in fused:
         context = round(lent.get(h.id, 0.0), 6)
-        channels = h.channels.model_copy(update={"context": context})
-        out.append(_scored(h, weights, channels=channels) if context else h)
+        if context:
+            h = _scored(h, weights, channels=h.channels.model_copy(update={"context": context}))
+        out.append(h)
     return best_first(out)
 
 
@@ -201,7 +217,9 @@ def prefer_layers(fused: list[FusedHit], layers: dict[UUID, str], preference: di
         if h.id not in layers:
             continue
         layer = clip(preference.get(layers[h.id], 1.0))
-        out.append(h.model_copy(update={"layer": layer, "score": round(h.relevance * h.time * layer, 6)}))
+        if layer != h.layer:
+            h = h.model_copy(update={"layer": layer, "score": round(h.relevance * h.time * layer, 6)})
+        out.append(h)
     return best_first(out)
 
 
