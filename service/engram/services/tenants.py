@@ -15,7 +15,7 @@ from engram.domain.tenancy import TenantContext, hash_key, key_tenant, new_key, 
 from engram.errors import Conflict, Forbidden, NotFound, Unauthorized
 from engram.store import control, dumps, tenant_meta
 from engram.store import memories as memories_store
-from engram.store.migrate import migrate_schema
+from engram.store.migrate import close_after_migrations, migrate_schema
 
 log = logging.getLogger(__name__)
 
@@ -46,15 +46,19 @@ class TenantService:
         validate_tenant_name(name)
         context = TenantContext.for_tenant(name, self._model, self._dim)
         key = new_key(name)
-        async with self._pool.acquire() as conn, conn.transaction():
-            if not await control.register_tenant(conn, name, schema_name(name)):
-                raise Conflict(f"tenant {name!r} already exists")
-            if await tenant_meta.read_meta(conn, context.schema) is not None:
-                # Never silently adopt a schema someone else made.
-                raise Conflict(f"schema {schema_name(name)} already exists but is not a registered tenant")
-            await migrate_schema(conn, context.schema, "tenant", self._dim)
-            await tenant_meta.write_meta(conn, context.schema, name, self._model, self._dim)
-            await tenant_meta.add_key(conn, context.schema, hash_key(key))
+        async with self._pool.acquire() as conn:
+            try:
+                async with conn.transaction():
+                    if not await control.register_tenant(conn, name, schema_name(name)):
+                        raise Conflict(f"tenant {name!r} already exists")
+                    if await tenant_meta.read_meta(conn, context.schema) is not None:
+                        # Never silently adopt a schema someone else made.
+                        raise Conflict(f"schema {schema_name(name)} already exists but is not a registered tenant")
+                    await migrate_schema(conn, context.schema, "tenant", self._dim)
+                    await tenant_meta.write_meta(conn, context.schema, name, self._model, self._dim)
+                    await tenant_meta.add_key(conn, context.schema, hash_key(key))
+            finally:
+                await close_after_migrations(conn)
         self._contexts[name] = (time.monotonic() + _CONTEXT_SECONDS, context)
         return context, key
 
@@ -99,6 +103,8 @@ class TenantService:
             context = await self.resolve(info.name)
             async with self._pool.acquire() as conn:
                 applied[info.name] = await migrate_schema(conn, context.schema, "tenant", context.embedding_dim)
+                if applied[info.name]:
+                    await close_after_migrations(conn)
         return applied
 
     async def resolve(self, name: str) -> TenantContext:

@@ -68,3 +68,11 @@ async def migrate_schema(conn: asyncpg.Connection, schema: str, kind: str, dim: 
             )
             applied_now.append(migration.version)
     return applied_now
+
+
+async def close_after_migrations(conn: asyncpg.Connection) -> None:
+    """End the session that migrated a tenant (the pool opens another). Migrations run the
+    tenant's own PL/pgSQL functions, and a session keeps the plans of every function it ran until
+    it ends; each later catalog change (any tenant's DDL) walks all of them. One session that
+    created tenant after tenant slowed down linearly: 31 ms a tenant at first, 198 ms at 800."""
+    await conn.close()
