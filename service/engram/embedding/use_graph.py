@@ -30,8 +30,25 @@ def _padded(count: int, step: int) -> int:
 
 
 def _token_slots(count: int) -> int:
-    """Token rows a batch is padded to: steps of 32 up to a micro-batch, 128 beyond (one long text)."""
-    return _padded(count, 32) if count <= package._TOKEN_BUDGET else _padded(count, 128)
+    """Token rows a batch is padded to: 32 (a query), steps of 64 up to a micro-batch, 128 beyond
+    (one long text)."""
+    if count <= 32:
+        return 32
+    return _padded(count, 64) if count <= package._TOKEN_BUDGET else _padded(count, 128)
+
+
+def _text_slots(count: int) -> int:
+    """Texts a batch is padded to: a power of two, at least 8."""
+    return max(8, 1 << (count - 1).bit_length())
+
+
+# Every shape a micro-batch can take (a text has at least two pieces, its start and end marks).
+_MICRO_BATCH_SHAPES = [
+    (tokens, texts)
+    for tokens in (32, *range(64, package._TOKEN_BUDGET + 1, 64))
+    for texts in (8, 16, 32, 64, 128, 256)
+    if texts // 2 < tokens // 2
+]
 
 
 class GraphBackend(package.NumpyBackend):
@@ -45,6 +62,13 @@ class GraphBackend(package.NumpyBackend):
         config = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
         self._compiled = ov.Core().compile_model(self._graph(), "CPU", config)
         self._requests = threading.local()
+        for tokens, texts in _MICRO_BATCH_SHAPES:  # each shape is planned once, ~3 ms: now, not in a query
+            self._infer(
+                np.zeros((tokens, package._EMB_DIM), np.float32),
+                np.full((tokens, _WINDOW), tokens, np.int64),
+                np.zeros((texts, tokens), np.float32),
+                np.ones((texts, 1), np.float32),
+            )
 
     def _encode_batch(self, group: list[list[int]], n_tokens: int, out: np.ndarray) -> None:
         texts, slots = len(group), _token_slots(n_tokens)
@@ -61,15 +85,18 @@ class GraphBackend(package.NumpyBackend):
         window = np.full((slots, _WINDOW), slots, dtype=np.int64)  # row ``slots`` is the zero row
         inside = self._window_index(starts, lens, n_tokens)
         window[:n_tokens] = np.where(inside == n_tokens, slots, inside)
-        members = np.zeros((_padded(texts, 8), slots), dtype=np.float32)
+        members = np.zeros((_text_slots(texts), slots), dtype=np.float32)
         members[np.repeat(np.arange(texts), lens), np.arange(n_tokens)] = 1.0
         lengths = np.ones((members.shape[0], 1), dtype=np.float32)
         lengths[:texts, 0] = lens
 
+        out[:] = self._infer(rows, window, members, lengths)[:texts]
+
+    def _infer(self, *inputs: np.ndarray) -> np.ndarray:
         request = getattr(self._requests, "request", None)
         if request is None:
             request = self._requests.request = self._compiled.create_infer_request()
-        out[:] = request.infer([rows, window, members, lengths])[0][:texts]
+        return request.infer(list(inputs))[0]
 
     def _graph(self) -> ov.Model:
         rows = ops.parameter([-1, package._EMB_DIM], np.float32, name="rows")
