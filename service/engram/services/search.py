@@ -27,6 +27,7 @@ from engram.domain.fusion import (
     Similarity,
     Weights,
     add_context,
+    best_first,
     cut,
     fuse,
     in_time,
@@ -186,12 +187,18 @@ class SearchService:
 
             language = guess_language(reading.text)
 
-            def fused_now() -> list[FusedHit]:
-                similarity = {memory_id: sim for memory_id, (_, sim) in rows.items()}
-                other = {memory_id for memory_id, (m, _) in rows.items() if other_language(m.language, language)}
-                return fuse(similarity, found.keyword, found.identifiers, weights, noise, other)
+            def fused_of(ids: set[UUID] | None = None) -> list[FusedHit]:
+                """The candidates (``ids``, or all) scored by their own channels; one's score
+                depends on no other's, so newcomers are scored alone."""
+                chosen = rows if ids is None else {i: rows[i] for i in ids if i in rows}
+                similarity = {memory_id: sim for memory_id, (_, sim) in chosen.items()}
+                other = {memory_id for memory_id, (m, _) in chosen.items() if other_language(m.language, language)}
+                keyword, rule = found.keyword, found.identifiers
+                if ids is not None:
+                    keyword, rule = [h for h in keyword if h.id in ids], [h for h in rule if h.id in ids]
+                return fuse(similarity, keyword, rule, weights, noise, other)
 
-            fused = fused_now()
+            fused = fused_of()
             if weights.context > 0 and fused:
                 with metrics.timed(metrics.search_stages, "context"):
                     anchors = [h.id for h in fused[: s.context_anchors]]
@@ -200,7 +207,8 @@ class SearchService:
                     newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
                     if newcomers:  # scored by their own channels before they borrow any context
                         rows |= await self._hydrate(conn, ctx, newcomers, query)
-                        fused = fused_now()
+                        added = set(newcomers)
+                        fused = best_first([h for h in fused if h.id not in added] + fused_of(added))
                     fused = add_context(fused, links, weights)
         window = reading.intent.window
         if window is not None:
