@@ -178,6 +178,35 @@ async def test_the_turn_after_a_question_borrows_its_context(engram, tenant):
     assert answer.id in lent and written[3].memory.id not in lent
 
 
+async def test_a_neighbour_no_channel_found_is_scored_and_borrows_context(engram, tenant):
+    """The answer turn is not among any channel's candidates (closer memories fill the vector
+    channel, it shares no word with the query): it comes in as its question's neighbour, scored."""
+    ctx, _ = tenant
+    turns = [
+        "Alice: Have you picked a venue for the team offsite yet?",
+        "Bob: Yes, the lakeside lodge in Tahoe, booked for three nights.",
+    ]
+    places = ["conference hall", "hotel ballroom", "rooftop terrace", "art museum", "mountain cabin", "beach resort"]
+    cities = ["Denver", "Lisbon", "Kyoto", "Austin", "Oslo", "Cairo", "Lima", "Perth"]
+    closer = [  # distinct enough not to be merged as duplicates
+        f"{name} proposed the {place} in {city} as the location of the company retreat"
+        for name, (place, city) in zip(
+            ["Dana", "Evan", "Fay", "Gus", "Hana", "Ivan", "Jude", "Kai", "Lena", "Milo", "Nora", "Omar"] * 4,
+            [(p, c) for p in places for c in cities],
+            strict=False,
+        )
+    ]
+    written = await engram.writes.write_batch(
+        ctx, [NewMemory(content=t, session_id="chat-1") for t in turns] + [NewMemory(content=c) for c in closer]
+    )
+    answer = written[1].memory
+    result = await engram.search.search(ctx, SearchRequest(query="which venue for the offsite", top_k=10, explain=True))
+    candidates = result.explanation.candidates
+    assert all(answer.id not in {h.id for h in candidates[c]} for c in (Channel.vector, Channel.keyword))
+    hit = next(h for h in result.explanation.fused if h.id == answer.id)
+    assert hit.channels.context > 0 and hit.channels.cosine != 0  # its own vector was measured too
+
+
 async def test_uses_are_counted_off_the_search_path_and_never_lost(engram, tenant, pg_dsn):
     """Concurrent searches count every use without taking row locks; another process's reads see
     them once written (within the flush interval, or at once after a read in this process), and a
