@@ -35,7 +35,7 @@ class UniversalSentenceEncoder(Embedder):
         self._model = USE(threads=1)  # the package's own limit needs threadpoolctl: see blas.py
         self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
         self._model._backend = GraphBackend(Path(_RES) / "weights.npz", self._model._sp)
-        self._model.encode(["warm"])  # the common shape of a query, compiled now
+        self._model.encode(["warm"])  # everything loaded now, not in two threads at once later
 
     def _documents(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts)
