@@ -23,7 +23,7 @@ import uvicorn
 from engram.api.app import create_app
 from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram, bootstrap_database, open_engram
-from engram.settings import Settings
+from engram.settings import LifecycleSettings, Settings
 from engram.store.embedded import EmbeddedPostgres, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +62,12 @@ async def bootstrapped(pg_dsn: str) -> str:
 
 @pytest.fixture(scope="session")
 def settings(bootstrapped: str) -> Settings:
-    return Settings(database_url=bootstrapped, environment="test", state_dir=Path(tempfile.mkdtemp()))
+    # No lifecycle scheduler: it would run, every ten minutes, over every tenant in the database,
+    # other tests' included (their rows change under them); tests call scheduler.run_once instead.
+    lifecycle = LifecycleSettings(scheduler_enabled=False)
+    return Settings(
+        database_url=bootstrapped, environment="test", state_dir=Path(tempfile.mkdtemp()), lifecycle=lifecycle
+    )
 
 
 @pytest.fixture(scope="session")
