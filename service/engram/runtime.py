@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -163,6 +165,16 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
         access=access,
     )
+
+
+async def exempt_startup_objects() -> None:
+    """Take what start-up loaded (the word dictionary, the model's vocabulary, modules) out of the
+    garbage collector's view, once it is loaded. A full collection walked all of it, about 200,000
+    objects, in ~100 ms with the event loop stopped, every few seconds under load: each stopped
+    the searches in flight (150-200 ms instead of 15). Long-running servers call this once."""
+    await asyncio.to_thread(tokenize.warm_up)  # waits for the dictionary if it is still loading
+    gc.collect()  # what start-up left as garbage is freed, not kept forever
+    gc.freeze()
 
 
 def thresholds_for(settings: Settings, model: str) -> Thresholds:

@@ -18,7 +18,7 @@ from engram.api.routes import docs, health, lifecycle, memories, oauth, observab
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
-from engram.runtime import Engram, open_engram
+from engram.runtime import Engram, exempt_startup_objects, open_engram
 from engram.settings import Settings
 
 # The MCP transports' paths under /t/{tenant} (as engram.mcp.http.TransportRouter dispatches them).
@@ -49,6 +49,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
+        await exempt_startup_objects()
         pool = engram.pool
         metrics.watch(pool.get_size, pool.get_idle_size, pool.get_max_size)
         lifecycle = settings.lifecycle

@@ -19,7 +19,7 @@ from engram.cli.common import (
     withdraw_service,
 )
 from engram.observability import logs
-from engram.runtime import Engram, bootstrap_database, database_url, engram_session
+from engram.runtime import Engram, bootstrap_database, database_url, engram_session, exempt_startup_objects
 from engram.settings import Settings
 
 # -- servers -----------------------------------------------------------------------------------
@@ -39,6 +39,7 @@ def mcp(tenant: TenantOpt) -> None:
                 if settings.database_url is None and tenant == DEFAULT_TENANT:  # as `engram dev` makes it
                     await _ensure_default_tenant(engram, settings)
                 context = await engram.tenants.resolve(tenant)
+                await exempt_startup_objects()
 
                 async def fixed_tenant():
                     return context
