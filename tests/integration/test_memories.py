@@ -3,11 +3,14 @@
 import asyncio
 import uuid
 
+import asyncpg
 import pytest
 
 from engram.domain.models import Layer, MemoryFilter, MemoryPatch, MemoryType, NewMemory, Status, WriteOutcome
 from engram.domain.search import SearchRequest
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.runtime import engram_session
+from tests.conftest import unique_tenant
 
 
 async def test_write_computes_language_and_identifiers_and_history(engram, tenant):
@@ -43,6 +46,29 @@ async def test_sixteen_concurrent_writers_of_one_fact_leave_one_memory(engram, t
     assert sum(r.outcome == WriteOutcome.created for r in results) == 1
     page = await engram.memories.list(ctx, MemoryFilter())
     assert len(page.items) == 1
+
+
+async def test_writes_waiting_for_the_tenants_lock_leave_the_pool_to_searches(settings, bootstrapped):
+    # Eight writes wait while another process holds the tenant's write lock; the pool has four
+    # connections. Waiting in the database, each write held one and the search had none left.
+    async with engram_session(settings.model_copy(update={"pool_max_size": 4}), bootstrapped) as small:
+        ctx, _ = await small.tenants.create(unique_tenant("turns"))
+        await small.writes.write(ctx, NewMemory(content="The user's locker code is 4711"))
+        other = await asyncpg.connect(bootstrapped)
+        try:
+            async with other.transaction():
+                await other.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{ctx.schema}.writes")
+                writes = [
+                    asyncio.create_task(small.writes.write(ctx, NewMemory(content=f"The user visited city number {i}")))
+                    for i in range(8)
+                ]
+                await asyncio.sleep(0.5)  # the writes reach the lock (a slower start only makes this pass)
+                found = await asyncio.wait_for(small.search.search(ctx, SearchRequest(query="locker code")), 60)
+                assert "4711" in found.hits[0].memory.content
+                assert not any(w.done() for w in writes)  # still waiting: the search did not wait for them
+        finally:
+            await other.close()
+        assert all(r.outcome == WriteOutcome.created for r in await asyncio.gather(*writes))
 
 
 async def test_batch_keeps_order_and_external_ids(engram, tenant):

@@ -87,8 +87,7 @@ class ConsolidationService:
     async def _merge(self, ctx: TenantContext, pair: MergedPair) -> bool:
         """Merge one pair if both memories are still active (another run, a write or a forget may
         have got there first): nothing is superseded twice."""
-        async with self._pool.acquire() as conn, conn.transaction():
-            await repo.lock_writes(conn, ctx.schema)
+        async with self._writes.turn(ctx.schema) as (conn, _):
             other = await repo.get(conn, ctx.schema, pair.superseded, lock=True)
             kept = await repo.get(conn, ctx.schema, pair.kept, lock=True)
             if other is None or kept is None or Status.active != other.status or Status.active != kept.status:

@@ -113,8 +113,7 @@ class MemoryService:
         if "content" in changes:
             changes["content"] = self._writes.clean_content(changes["content"])
             vector = await self._writes.embed(ctx, changes["content"])
-        async with self._pool.acquire() as conn, conn.transaction():
-            await repo.lock_writes(conn, ctx.schema)
+        async with self._writes.turn(ctx.schema) as (conn, _):
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -202,8 +201,7 @@ class MemoryService:
     ) -> Memory | None:
         """Change a memory's status under its row lock; None if ``precondition`` no longer holds."""
         await self.settle_uses(ctx)  # a use counted a moment ago keeps it from the schedule
-        async with self._pool.acquire() as conn, conn.transaction():
-            await repo.lock_writes(conn, ctx.schema)
+        async with self._writes.turn(ctx.schema) as (conn, _):
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -236,8 +234,7 @@ class MemoryService:
         """Hard delete of a forgotten memory, content erased from its history too. Irreversible.
         With ``forgotten_before`` (the schedule), a memory restored or forgotten again since is left
         alone: False."""
-        async with self._pool.acquire() as conn, conn.transaction():
-            await repo.lock_writes(conn, ctx.schema)
+        async with self._writes.turn(ctx.schema) as (conn, _):
             current = await repo.get(conn, ctx.schema, memory_id, lock=True)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")

@@ -30,6 +30,7 @@ from engram.errors import Conflict, InvalidInput
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services import dedup
+from engram.services.turns import WriteTurns
 from engram.store import memories as repo
 from engram.store.memories import MemoryRow
 
@@ -130,6 +131,12 @@ class WriteService:
         self._max_batch = max_batch
         self._max_chars = max_chars
         self._queues: dict[str, asyncio.Lock] = {}
+        self._turns = WriteTurns(pool)
+
+    def turn(self, schema: str) -> contextlib.AbstractAsyncContextManager[tuple[asyncpg.Connection, int]]:
+        """The tenant's write lock, in this process's queue of its writers (services/turns.py):
+        every change of a tenant's memories is made in one."""
+        return self._turns.turn(schema)
 
     async def write(self, ctx: TenantContext, item: NewMemory, actor: str | None = None) -> WriteResult:
         return (await self.write_batch(ctx, [item], actor))[0]
@@ -188,8 +195,8 @@ class WriteService:
         actor: str | None,
     ) -> list[WriteResult] | None:
         """Apply the decisions under the tenant's write lock, or None to decide again outside it."""
-        async with self._pool.acquire() as conn, conn.transaction():
-            moved = await repo.lock_writes(conn, ctx.schema) != seen.generation  # the tenant changed since
+        async with self.turn(ctx.schema) as (conn, generation):
+            moved = generation != seen.generation  # the tenant changed since
             if moved and (now := await self._read(conn, ctx, rows)).fingerprint() != seen.fingerprint():
                 # and what the decisions rest on changed with it
                 if self._judge.remote or now.model != seen.model:
