@@ -32,7 +32,14 @@ from engram.services.transfer import TransferService
 from engram.services.writes import WriteService
 from engram.settings import Settings
 from engram.store import control
-from engram.store.db import create_pool, ensure_extensions
+from engram.store.db import (
+    NEAREST_POOL_NAME,
+    WALK_THE_INDEX,
+    NearestPool,
+    create_pool,
+    ensure_extensions,
+    nearest_share,
+)
 from engram.store.embedded import EmbeddedPostgres
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,7 @@ log = logging.getLogger(__name__)
 class Engram:
     settings: Settings
     pool: asyncpg.Pool
+    nearest: NearestPool
     embedders: Embedders
     cache: Cache
     tenants: TenantService
@@ -58,6 +66,7 @@ class Engram:
 
     async def close(self) -> None:
         await self.access.close()  # the last uses, before the pool goes
+        await self.nearest.close()
         await self.pool.close()
         await self.cache.close()
         self.embedders.close()
@@ -116,10 +125,16 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     if embedded and check:  # the embedded database is this process's own: brought up to date on open
         await bootstrap_database(dsn, settings.environment)
     embedder = build_embedder(settings)
-    pool = await create_pool(
-        dsn, settings.pool_min_size, settings.pool_max_size, ef_search=settings.retrieval.hnsw_ef_search
-    )
+    # The budget of connections is shared: a part walks HNSW indexes (store/db.NearestPool).
+    nearest_size = nearest_share(settings.pool_max_size)
+    ef_search = settings.retrieval.hnsw_ef_search
+    pool = await create_pool(dsn, settings.pool_min_size, settings.pool_max_size - nearest_size, ef_search=ef_search)
+    nearest = NearestPool(pool, None)
     try:
+        if nearest_size:
+            floor = min(settings.pool_min_size, nearest_size)
+            own = await create_pool(dsn, floor, nearest_size, ef_search, WALK_THE_INDEX, NEAREST_POOL_NAME)
+            nearest = NearestPool(pool, own)
         if check:
             await check_environment(pool, settings.environment)
         cache = build_cache(settings.redis_url, settings.cache_ttl_seconds, settings.cache_max_items)
@@ -129,6 +144,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         if check:
             await tenants.check_all()
     except BaseException:
+        await nearest.close()
         await pool.close()
         embedder.close()
         raise
@@ -142,6 +158,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     return Engram(
         settings=settings,
         pool=pool,
+        nearest=nearest,
         embedders=embedders,
         cache=cache,
         tenants=tenants,
@@ -149,6 +166,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         memories=memories,
         search=SearchService(
             pool,
+            nearest,
             embedders,
             cache,
             settings.retrieval,

@@ -33,7 +33,9 @@ async def test_search_works_through_redis_and_through_an_outage(engram, tenant, 
     try:
         for cache in (shared, dead):
             retrieval, layers = engram.settings.retrieval, engram.settings.lifecycle.layer_weights
-            service = SearchService(engram.pool, engram.embedders, cache, retrieval, layers, engram.access)
+            service = SearchService(
+                engram.pool, engram.nearest, engram.embedders, cache, retrieval, layers, engram.access
+            )
             for _ in range(2):
                 result = await service.search(ctx, SearchRequest(query="what is the dog's name"))
                 assert result.hits[0].memory.content == "The user's dog is called Biscuit"

@@ -6,10 +6,12 @@ import asyncpg
 import pytest
 
 from engram.domain.models import Kind, NewMemory
+from engram.domain.search import SearchRequest
 from engram.domain.tenancy import schema_name
+from engram.runtime import engram_session
 from engram.services.writes import derived_columns
 from engram.store import memories as repo
-from engram.store.db import _init_connection
+from engram.store.db import NEAREST_POOL_NAME, NearestPool, _init_connection
 from engram.store.memories import MemoryRow, _prefer_hnsw
 from engram.store.migrate import load_migrations, migrate_schema
 
@@ -115,7 +117,8 @@ async def test_slot_mates_are_read_newest_first_from_their_index(engram, tenant,
 
 async def test_the_vector_channel_walks_the_hnsw_index(engram, tenant):
     """The planner does not price out-of-line vectors and would rather scan and sort every row; the
-    vector channel's settings make it walk the index (store/memories.py, _prefer_hnsw)."""
+    nearest-neighbour connections make it walk the index (store/db.py, NearestPool): their own,
+    set up to, or the main pool's in a transaction when the budget is too small to share."""
     ctx, _ = tenant
     items = [NewMemory(content=f"Reading note {i}: chapter {i} of book {i * 7}") for i in range(300)]
     await engram.writes.write_batch(ctx, items)
@@ -131,5 +134,28 @@ async def test_the_vector_channel_walks_the_hnsw_index(engram, tenant):
         async with conn.transaction():
             await _prefer_hnsw(conn)
             preferred = "\n".join(r[0] for r in await conn.fetch(explain, query))
+    plans = {}
+    for name, nearest in (("own", engram.nearest), ("shared", NearestPool(engram.pool, None))):
+        async with nearest.acquire() as conn:
+            plans[name] = "\n".join(r[0] for r in await conn.fetch(explain, query))
     assert "memories_embedding_hnsw" not in plain  # what the planner picks by itself
     assert "memories_embedding_hnsw" in preferred
+    assert all("memories_embedding_hnsw" in plan for plan in plans.values()), plans
+    async with engram.pool.acquire() as conn:  # the main pool's sessions plan as usual
+        assert await conn.fetchval("SHOW enable_seqscan") == "on"
+    await engram.search.search(ctx, SearchRequest(query="which chapter of the book"))
+    async with engram.pool.acquire() as conn:  # the statement each session ran last
+        last = await conn.fetch(
+            "SELECT application_name, query FROM pg_stat_activity WHERE datname = current_database()"
+        )
+    vector_channel = f"SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {ctx.schema}.memories m"
+    assert {r["application_name"] for r in last if r["query"].startswith(vector_channel)} == {NEAREST_POOL_NAME}
+
+
+@pytest.mark.parametrize("budget", [1, 2, 3, 10])
+async def test_the_connections_for_nearest_neighbours_come_out_of_the_budget(settings, bootstrapped, budget):
+    """spec.database.poolSize (the tenant role's connection limit is sized on it) bounds both pools."""
+    async with engram_session(settings.model_copy(update={"pool_max_size": budget}), bootstrapped) as engram:
+        own = engram.nearest.max_size
+        assert engram.pool.get_max_size() + own == budget
+        assert own == (budget // 3)

@@ -55,6 +55,7 @@ from engram.observability import metrics
 from engram.services.access import AccessLog
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
+from engram.store.db import NearestPool
 
 log = logging.getLogger(__name__)
 # Characters of each candidate's content shown by explain.
@@ -117,6 +118,7 @@ class SearchService:
     def __init__(
         self,
         pool: asyncpg.Pool,
+        nearest: NearestPool,
         embedders: Embedders,
         cache: Cache,
         settings: RetrievalSettings,
@@ -130,6 +132,7 @@ class SearchService:
         self._noise_of = noise_of
         self._layer_weights = {layer.value: weight for layer, weight in layer_weights.items()}
         self._pool = pool
+        self._nearest = nearest
         self._embedders = embedders
         self._cache = cache
         self._settings = settings
@@ -199,9 +202,11 @@ class SearchService:
                 return fuse(similarity, keyword, rule, weights, noise, other)
 
             fused = fused_of()
-            if weights.context > 0 and fused:
+            # Only a memory of a conversation has neighbours: no round trip when no anchor has one.
+            top = fused[: s.context_anchors]
+            anchors = [h.id for h in top if h.id in rows and rows[h.id][0].session_id is not None]
+            if weights.context > 0 and anchors:
                 with metrics.timed(metrics.search_stages, "context"):
-                    anchors = [h.id for h in fused[: s.context_anchors]]
                     found_links = await repo.neighbours(conn, ctx.schema, anchors, s.context_radius, request.filter)
                     links = [Link(*x) for x in found_links]
                     newcomers = list(dict.fromkeys(x.neighbour for x in links if x.neighbour not in rows))
@@ -279,7 +284,7 @@ class SearchService:
         """Every channel's candidates, fetched concurrently, each on its own pooled connection."""
 
         async def channel(stage: str, run, *args) -> list[ChannelHit]:
-            async with self._pool.acquire() as conn:
+            async with (self._nearest if run is repo.vector_candidates else self._pool).acquire() as conn:
                 with metrics.timed(metrics.search_stages, stage):
                     return await run(conn, ctx.schema, *args, request.filter, limit)
 

@@ -17,6 +17,7 @@ from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
+from engram.store.db import WALK_THE_INDEX_IN_TRANSACTION
 from engram.store.filters import Params, where
 
 COLUMNS = """m.id, m.content, m.kind, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
@@ -360,13 +361,9 @@ async def history(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> lis
 
 
 async def _prefer_hnsw(conn: asyncpg.Connection) -> None:
-    """Within the current transaction, make the planner walk the HNSW index.
-
-    Vectors live out of line (TOAST), which the planner does not price: it would rather scan the
-    table, or a btree, and sort every row by distance (~50-100 ms at 10k memories) than walk the
-    HNSW index (~1 ms). Every plan but the index walk needs a scan of the table and a sort."""
+    """Within the current transaction, make the planner walk the HNSW index (store/db.py says why)."""
     # One round trip for both (a statement without parameters may hold several).
-    await conn.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
+    await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
 
 
 def _model_is(schema: str, placeholder: str) -> str:
@@ -389,15 +386,15 @@ async def language_sums(conn: asyncpg.Connection, schema: str, model: str) -> di
 async def vector_candidates(
     conn: asyncpg.Connection, schema: str, embedding: np.ndarray, model: str, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
+    """The nearest memories; ``conn`` comes from a NearestPool (store/db.py), or the planner may
+    sort the whole table instead of walking the index."""
     params = Params(embedding, model)
-    async with conn.transaction():
-        await _prefer_hnsw(conn)
-        records = await conn.fetch(
-            f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
-                WHERE {_model_is(schema, "$2")} AND {where(f, params)}
-                ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
-            *params.values,
-        )
+    records = await conn.fetch(
+        f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
+            WHERE {_model_is(schema, "$2")} AND {where(f, params)}
+            ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
+        *params.values,
+    )
     return _hits(records)
 
 
