@@ -27,6 +27,7 @@ from engram.services.ingest import IngestService
 from engram.services.memories import MemoryService
 from engram.services.reindex import ReindexService
 from engram.services.search import SearchService
+from engram.services.sums import LanguageSums
 from engram.services.tenants import TenantService
 from engram.services.transfer import TransferService
 from engram.services.writes import WriteService
@@ -50,6 +51,7 @@ class Engram:
     settings: Settings
     pool: asyncpg.Pool
     nearest: NearestPool
+    sums: LanguageSums
     embedders: Embedders
     cache: Cache
     tenants: TenantService
@@ -151,7 +153,10 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     embedders = Embedders(settings, embedder)
     thresholds = functools.cache(functools.partial(thresholds_for, settings))
     judge = build_judge(settings)
-    writes = WriteService(pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars)
+    sums = LanguageSums(pool)
+    writes = WriteService(
+        pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, sums.changed
+    )
     access = AccessLog(pool)
     access.start()
     memories = MemoryService(pool, writes, access)
@@ -164,9 +169,11 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         tenants=tenants,
         writes=writes,
         memories=memories,
+        sums=sums,
         search=SearchService(
             pool,
             nearest,
+            sums,
             embedders,
             cache,
             settings.retrieval,

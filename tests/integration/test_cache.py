@@ -34,7 +34,7 @@ async def test_search_works_through_redis_and_through_an_outage(engram, tenant, 
         for cache in (shared, dead):
             retrieval, layers = engram.settings.retrieval, engram.settings.lifecycle.layer_weights
             service = SearchService(
-                engram.pool, engram.nearest, engram.embedders, cache, retrieval, layers, engram.access
+                engram.pool, engram.nearest, engram.sums, engram.embedders, cache, retrieval, layers, engram.access
             )
             for _ in range(2):
                 result = await service.search(ctx, SearchRequest(query="what is the dog's name"))

@@ -61,7 +61,16 @@ def searcher(engram: Engram, system: System) -> SearchService:
     layers = engram.settings.lifecycle.layer_weights
     noise_of = lambda model: thresholds_for(engram.settings, model).noise  # noqa: E731
     return SearchService(
-        engram.pool, engram.nearest, engram.embedders, engram.cache, settings, layers, engram.access, rewriter, noise_of
+        engram.pool,
+        engram.nearest,
+        engram.sums,
+        engram.embedders,
+        engram.cache,
+        settings,
+        layers,
+        engram.access,
+        rewriter,
+        noise_of,
     )
 
 

@@ -53,6 +53,7 @@ from engram.embedding import Embedders
 from engram.judge import QueryRewriter
 from engram.observability import metrics
 from engram.services.access import AccessLog
+from engram.services.sums import LanguageSums
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
 from engram.store.db import NearestPool
@@ -119,6 +120,7 @@ class SearchService:
         self,
         pool: asyncpg.Pool,
         nearest: NearestPool,
+        sums: LanguageSums,
         embedders: Embedders,
         cache: Cache,
         settings: RetrievalSettings,
@@ -133,6 +135,7 @@ class SearchService:
         self._layer_weights = {layer.value: weight for layer, weight in layer_weights.items()}
         self._pool = pool
         self._nearest = nearest
+        self._sums = sums
         self._embedders = embedders
         self._cache = cache
         self._settings = settings
@@ -151,7 +154,7 @@ class SearchService:
             embedding, keyword, sums = await asyncio.gather(
                 self._query_embedding(ctx, reading.text),
                 self._keyword_query(ctx, query_tokens(reading.text)),
-                self._language_sums(ctx),
+                self._sums.of(ctx.schema, ctx.embedding_model),
             )
             query = Query(embedding, centre(embedding, guess_language(reading.text), sums))
             found = await self._candidates(ctx, request, reading, weights, query, keyword, max(s.candidates, top_k))
@@ -318,10 +321,6 @@ class SearchService:
             return {}
         found = await repo.hydrate(conn, ctx.schema, ids, query.embedding, ctx.embedding_model, query.centring)
         return {i: (memory, Similarity(cosine, centred)) for i, (memory, cosine, centred) in found.items()}
-
-    async def _language_sums(self, ctx: TenantContext) -> dict[str, tuple[np.ndarray, int]]:
-        async with self._pool.acquire() as conn:
-            return await repo.language_sums(conn, ctx.schema, ctx.embedding_model)
 
     async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
         """IDF from ANALYZE's statistics on large tenants, from exact counts on small ones."""

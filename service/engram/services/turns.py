@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import asyncpg
@@ -24,8 +24,9 @@ class _Queue:
 
 
 class WriteTurns:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, changed: Callable[[str], None] = lambda schema: None) -> None:
         self._pool = pool
+        self._changed = changed  # told of each turn's end, whether it committed or not
         self._queues: dict[str, _Queue] = {}
 
     @contextlib.asynccontextmanager
@@ -35,8 +36,12 @@ class WriteTurns:
         queue = self._queues.setdefault(schema, _Queue(asyncio.Lock()))
         queue.members += 1
         try:
-            async with queue.lock, self._pool.acquire() as conn, conn.transaction():
-                yield conn, await repo.lock_writes(conn, schema)
+            async with queue.lock:
+                try:
+                    async with self._pool.acquire() as conn, conn.transaction():
+                        yield conn, await repo.lock_writes(conn, schema)
+                finally:
+                    self._changed(schema)
         finally:
             queue.members -= 1
             if not queue.members:

@@ -123,7 +123,9 @@ class WriteService:
         thresholds_for: Callable[[str], Thresholds],
         max_batch: int,
         max_chars: int,
+        changed: Callable[[str], None] = lambda schema: None,
     ) -> None:
+        """``changed``: told of each change of a tenant's memories (services/turns.py)."""
         self._pool = pool
         self._embedders = embedders
         self._judge = judge
@@ -131,7 +133,7 @@ class WriteService:
         self._max_batch = max_batch
         self._max_chars = max_chars
         self._queues: dict[str, asyncio.Lock] = {}
-        self._turns = WriteTurns(pool)
+        self._turns = WriteTurns(pool, changed)
 
     def turn(self, schema: str) -> contextlib.AbstractAsyncContextManager[tuple[asyncpg.Connection, int]]:
         """The tenant's write lock, in this process's queue of its writers (services/turns.py):
