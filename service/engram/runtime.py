@@ -155,7 +155,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     judge = build_judge(settings)
     sums = LanguageSums(pool)
     writes = WriteService(
-        pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, sums.changed
+        pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, nearest, sums.changed
     )
     access = AccessLog(pool)
     access.start()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
@@ -32,6 +32,7 @@ from engram.observability import metrics
 from engram.services import dedup
 from engram.services.turns import WriteTurns
 from engram.store import memories as repo
+from engram.store.db import NearestPool
 from engram.store.memories import MemoryRow
 
 # Times a write is decided again when other writers keep changing the memories it rests on.
@@ -123,10 +124,12 @@ class WriteService:
         thresholds_for: Callable[[str], Thresholds],
         max_batch: int,
         max_chars: int,
+        nearest: NearestPool,
         changed: Callable[[str], None] = lambda schema: None,
     ) -> None:
         """``changed``: told of each change of a tenant's memories (services/turns.py)."""
         self._pool = pool
+        self._nearest = nearest
         self._embedders = embedders
         self._judge = judge
         self._thresholds_for = thresholds_for
@@ -227,19 +230,28 @@ class WriteService:
         ]
 
     async def _read(self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow]) -> _Seen:
-        """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates."""
+        """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates.
+        The nearest facts are read beside the rest, on a connection that walks the HNSW index: in a
+        write turn too, whose transaction has changed no memory yet when it reads."""
         model, generation = await repo.current_state(conn, ctx.schema)
         if model != ctx.embedding_model:
             return _Seen(model, generation, {}, [], [])
-        exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
         thresholds = self._thresholds_for(ctx.embedding_model)
         facts = [r for r in rows if r.kind == Kind.fact]
-        near: Iterator[list[tuple[Memory, float]]] = iter([])
-        mates: Iterator[list[tuple[Memory, float]]] = iter([])
-        if facts:
-            floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
-            near = iter(await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors))
-            mates = iter(await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES))
+        floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
+
+        async def nearest() -> list[list[tuple[Memory, float]]]:
+            if not facts:
+                return []
+            async with self._nearest.acquire() as near:
+                return await repo.nearest_active(near, ctx.schema, facts, dedup.NEAREST, floors)
+
+        async def the_rest() -> tuple[dict[str, Memory], list[list[tuple[Memory, float]]]]:
+            exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
+            return exact, await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
+
+        found, (exact, in_slots) = await asyncio.gather(nearest(), the_rest())
+        near, mates = iter(found), iter(in_slots)
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
         return _Seen(model, generation, exact, neighbours, slot_mates)

@@ -17,7 +17,6 @@ from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
-from engram.store.db import WALK_THE_INDEX_IN_TRANSACTION
 from engram.store.filters import Params, where
 
 COLUMNS = """m.id, m.content, m.kind, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
@@ -115,8 +114,10 @@ async def lock_writes(conn: asyncpg.Connection, schema: str) -> int:
     a unique index). The table lock every change needs is taken first, before any row lock: a
     reindex switching models waits for the change, or the change for the switch, never both.
     Returns the tenant's generation before this transaction (which moves it on)."""
-    await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"{schema}.writes")
-    await conn.execute(f"LOCK TABLE {schema}.memories IN ROW EXCLUSIVE MODE")
+    key = f"{schema}.writes".replace("'", "''")  # a literal: a statement without parameters may hold several
+    await conn.execute(
+        f"SELECT pg_advisory_xact_lock(hashtext('{key}')); LOCK TABLE {schema}.memories IN ROW EXCLUSIVE MODE"
+    )
     return await conn.fetchval(f"UPDATE {schema}.meta SET generation = generation + 1 RETURNING generation - 1")
 
 
@@ -129,28 +130,27 @@ async def current_state(conn: asyncpg.Connection, schema: str) -> tuple[str, int
 async def nearest_active(
     conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floors: list[float]
 ) -> list[list[tuple[Memory, float]]]:
-    """For each row, the most similar active facts of its layer (and session/task) at or above its floor."""
-    async with conn.transaction():
-        await _prefer_hnsw(conn)
-        records = await conn.fetch(
-            f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[])
-                     WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, position)
-                CROSS JOIN LATERAL (
-                    SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
-                    WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.kind = 'fact'
-                      AND m.layer = t.layer
-                      AND (t.layer <> 'session' OR m.session_id = t.session_id)
-                      AND (t.layer <> 'task' OR m.task_id = t.task_id)
-                    ORDER BY m.embedding <=> t.v LIMIT $5) AS n
-                WHERE n.similarity >= t.floor""",
-            [Vector(r.embedding) for r in rows],
-            [r.layer for r in rows],
-            [r.session_id for r in rows],
-            [r.task_id for r in rows],
-            limit,
-            floors,
-            rows[0].embedding_model,
-        )
+    """For each row, the most similar active facts of its layer (and session/task) at or above its
+    floor; ``conn`` comes from a NearestPool (store/db.py), as for vector_candidates."""
+    records = await conn.fetch(
+        f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[])
+                 WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, position)
+            CROSS JOIN LATERAL (
+                SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
+                WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.kind = 'fact'
+                  AND m.layer = t.layer
+                  AND (t.layer <> 'session' OR m.session_id = t.session_id)
+                  AND (t.layer <> 'task' OR m.task_id = t.task_id)
+                ORDER BY m.embedding <=> t.v LIMIT $5) AS n
+            WHERE n.similarity >= t.floor""",
+        [Vector(r.embedding) for r in rows],
+        [r.layer for r in rows],
+        [r.session_id for r in rows],
+        [r.task_id for r in rows],
+        limit,
+        floors,
+        rows[0].embedding_model,
+    )
     return _per_row(records, len(rows))
 
 
@@ -358,12 +358,6 @@ async def history(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> lis
 
 
 # -- search channels -------------------------------------------------------------------------
-
-
-async def _prefer_hnsw(conn: asyncpg.Connection) -> None:
-    """Within the current transaction, make the planner walk the HNSW index (store/db.py says why)."""
-    # One round trip for both (a statement without parameters may hold several).
-    await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
 
 
 def _model_is(schema: str, placeholder: str) -> str:
