@@ -284,10 +284,11 @@ class SearchService:
         keyword: KeywordQuery,
         limit: int,
     ) -> Candidates:
-        """Every channel's candidates, fetched concurrently, each on its own pooled connection."""
+        """Every channel's candidates, fetched concurrently, each on its own pooled connection (the
+        vector channel's from the connections that walk the HNSW index)."""
 
-        async def channel(stage: str, run, *args) -> list[ChannelHit]:
-            async with (self._nearest if run is repo.vector_candidates else self._pool).acquire() as conn:
+        async def channel(stage: str, run, *args, source: asyncpg.Pool | NearestPool = self._pool) -> list[ChannelHit]:
+            async with source.acquire() as conn:
                 with metrics.timed(metrics.search_stages, stage):
                     return await run(conn, ctx.schema, *args, request.filter, limit)
 
@@ -297,7 +298,9 @@ class SearchService:
         window = reading.intent.window
         return Candidates(
             *await asyncio.gather(
-                channel("vector", repo.vector_candidates, query.centring.query, ctx.embedding_model)
+                channel(
+                    "vector", repo.vector_candidates, query.centring.query, ctx.embedding_model, source=self._nearest
+                )
                 if weights.vector > 0
                 else nothing(),
                 channel("keyword", repo.keyword_candidates, keyword)
