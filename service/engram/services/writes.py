@@ -30,7 +30,7 @@ from engram.errors import Conflict, InvalidInput
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services import dedup
-from engram.services.turns import WriteTurns
+from engram.services.turns import KeyedLocks, WriteTurns
 from engram.store import memories as repo
 from engram.store.db import NearestPool
 from engram.store.memories import MemoryRow
@@ -135,7 +135,7 @@ class WriteService:
         self._thresholds_for = thresholds_for
         self._max_batch = max_batch
         self._max_chars = max_chars
-        self._queues: dict[str, asyncio.Lock] = {}
+        self._retries = KeyedLocks()
         self._turns = WriteTurns(pool, changed)
 
     def turn(self, schema: str) -> contextlib.AbstractAsyncContextManager[tuple[asyncpg.Connection, int]]:
@@ -169,7 +169,7 @@ class WriteService:
         for attempt in range(MAX_PLANS):
             # A write that must decide again queues behind the tenant's other such writes in this
             # process, so related writers land one after the other instead of racing forever.
-            async with self._queue(ctx.schema) if attempt else contextlib.nullcontext():
+            async with self._retries.hold(ctx.schema) if attempt else contextlib.nullcontext():
                 if not rows or rows[0].embedding_model != ctx.embedding_model:
                     rows = await self._rows(ctx, items, contents, tuple(derived_from or ()))
                 async with self._pool.acquire() as conn:
@@ -216,9 +216,6 @@ class WriteService:
                 return await self._apply(conn, ctx, items, rows, decisions, merges, actor)
             except asyncpg.DataError:
                 raise InvalidInput("a value of this write cannot be stored") from None
-
-    def _queue(self, schema: str) -> asyncio.Lock:
-        return self._queues.setdefault(schema, asyncio.Lock())
 
     async def _rows(
         self, ctx: TenantContext, items: list[NewMemory], contents: list[str], derived_from: tuple[UUID, ...]
