@@ -34,7 +34,9 @@ async def traffic(service, engram) -> str:
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=f"{service.url}/t/{name}/v1", headers=headers) as api:
         for content in ("用户偏好顺丰快递", "用户偏好顺丰快递", "The user's order 12345 was delayed"):
-            written = (await api.post("/memories", json={"content": content})).raise_for_status()
+            # of a conversation: the search looks for its neighbours (the context stage)
+            body = {"content": content, "session_id": "chat-1"}
+            written = (await api.post("/memories", json=body)).raise_for_status()
         (await api.get(f"/memories/{written.json()['memory']['id']}")).raise_for_status()
         for _ in range(2):  # the second one finds its query embedding in the cache
             (await api.post("/search", json={"query": "order 12345"})).raise_for_status()
@@ -47,7 +49,7 @@ async def traffic(service, engram) -> str:
     return name
 
 
-async def test_every_metric_family_counts_after_traffic(service, engram):
+async def test_every_metric_family_counts_after_traffic(service, engram, settings):
     tenant = await traffic(service, engram)
     async with httpx.AsyncClient(base_url=service.url) as client:
         scraped = await client.get("/metrics")
@@ -75,7 +77,7 @@ async def test_every_metric_family_counts_after_traffic(service, engram):
         assert value("engram_write_decisions", "_total", tenant=tenant, outcome=outcome) >= 1, outcome
     assert value("engram_job_runs", "_total", job="forgetting", tenant=tenant) == 1
     assert value("engram_job_runs", "_total", job="consolidation", tenant=tenant) == 1
-    assert value("engram_db_pool_connections", state="max") > 0
+    assert value("engram_db_pool_connections", state="max") == settings.pool_max_size  # both pools: the budget
     assert all("/t/obs-" not in s.labels.get("route", "") for s in families["engram_http_request_seconds"].samples)
 
 

@@ -151,6 +151,6 @@ async def test_the_vector_channel_walks_the_hnsw_index(engram, tenant):
 async def test_the_connections_for_nearest_neighbours_come_out_of_the_budget(settings, bootstrapped, budget):
     """spec.database.poolSize (the tenant role's connection limit is sized on it) bounds both pools."""
     async with engram_session(settings.model_copy(update={"pool_max_size": budget}), bootstrapped) as engram:
-        own = engram.nearest.max_size
+        own = engram.nearest.get_max_size()
         assert engram.pool.get_max_size() + own == budget
         assert own == (budget // 3)

@@ -50,8 +50,12 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         engram = await open_engram(settings, dsn)
         state["engram"] = app.state.engram = engram
         await exempt_startup_objects()
-        pool = engram.pool
-        metrics.watch(pool.get_size, pool.get_idle_size, pool.get_max_size)
+        pools = (engram.pool, engram.nearest)  # together, the process's budget of connections
+        metrics.watch(
+            lambda: sum(p.get_size() for p in pools),
+            lambda: sum(p.get_idle_size() for p in pools),
+            lambda: sum(p.get_max_size() for p in pools),
+        )
         lifecycle = settings.lifecycle
         jobs = (
             asyncio.create_task(scheduler.run_forever(engram, lifecycle.scheduler_interval_seconds))

@@ -96,9 +96,14 @@ class NearestPool:
             await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
             yield conn
 
-    @property
-    def max_size(self) -> int:
-        """Connections of its own at most (0: it borrows the main pool's)."""
+    # Its own connections, as asyncpg.Pool counts them (none when it borrows the main pool's).
+    def get_size(self) -> int:
+        return self._own.get_size() if self._own is not None else 0
+
+    def get_idle_size(self) -> int:
+        return self._own.get_idle_size() if self._own is not None else 0
+
+    def get_max_size(self) -> int:
         return self._own.get_max_size() if self._own is not None else 0
 
     async def close(self) -> None:
