@@ -4,7 +4,7 @@ import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engram.domain.fusion import (
@@ -72,12 +72,15 @@ def test_a_memory_the_keyword_channel_cannot_see_is_judged_by_its_vector():
 
 
 @given(weights, unit)
+@example(Weights(vector=0.5, keyword=0.0, rule=0.0, context=0.0), 0.57937946860771)  # two roundings apart
 def test_a_memory_holding_every_query_word_never_ranks_below_its_translation(w, cosine):
     same, translation = ids(2)
     similarity = sims({same: cosine, translation: cosine})
     fused = {h.id: h for h in fuse(similarity, [hit(same, 1.0)], [], w, other_language={translation})}
     assert fused[same].score >= fused[translation].score - 1e-6
-    assert fused[translation].score >= round(w.vector * cosine, 6) - 1e-6  # never below a same-language silence
+    # Never below a same-language silence. The score is rounded to 6 digits from channels already
+    # rounded to 6 digits: it may sit up to 1e-6 (and a float's error) under the once-rounded figure.
+    assert fused[translation].score >= round(w.vector * cosine, 6) - 2e-6
 
 
 def test_one_strong_channel_is_enough():
