@@ -174,3 +174,27 @@ async def test_unknown_ids_are_not_found(engram, tenant):
     ):
         with pytest.raises(NotFound):
             await call(ctx, missing)
+
+
+async def test_a_write_reads_again_in_its_turn_while_a_schema_change_waits_for_the_turn(engram, tenant, bootstrapped):
+    # In its turn a write reads what it decides on again on its own connection: a read on another
+    # one would queue behind a reindex's ALTER TABLE, which waits for this very turn.
+    ctx, _ = tenant
+    await engram.writes.write(ctx, NewMemory(content="The user's locker code is 4711"))
+    content = "The user's locker code is 4712"
+    rows = await engram.writes._rows(ctx, [NewMemory(content=content)], [content], ())
+    other = await asyncpg.connect(bootstrapped)
+    try:
+        async with engram.writes.turn(ctx.schema) as (conn, _):
+            altering = asyncio.create_task(other.execute(f"ALTER TABLE {ctx.schema}.memories ADD COLUMN probe int"))
+            waiting = "SELECT count(*) FROM pg_locks WHERE relation = $1::regclass AND NOT granted"
+            for _ in range(200):
+                if await conn.fetchval(waiting, f"{ctx.schema}.memories"):
+                    break
+                await asyncio.sleep(0.05)
+            assert await conn.fetchval(waiting, f"{ctx.schema}.memories") == 1  # the ALTER waits for the turn
+            seen = await asyncio.wait_for(engram.writes._read(conn, ctx, rows), timeout=20)
+            assert [m.content for m, _ in seen.neighbours[0]] == ["The user's locker code is 4711"]
+        await asyncio.wait_for(altering, timeout=20)
+    finally:
+        await other.close()

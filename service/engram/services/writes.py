@@ -32,7 +32,7 @@ from engram.observability import metrics
 from engram.services import dedup
 from engram.services.turns import KeyedLocks, WriteTurns
 from engram.store import memories as repo
-from engram.store.db import NearestPool
+from engram.store.db import WALK_THE_INDEX_IN_TRANSACTION, NearestPool
 from engram.store.memories import MemoryRow
 
 # Times a write is decided again when other writers keep changing the memories it rests on.
@@ -228,8 +228,10 @@ class WriteService:
 
     async def _read(self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow]) -> _Seen:
         """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates.
-        The nearest facts are read beside the rest, on a connection that walks the HNSW index: in a
-        write turn too, whose transaction has changed no memory yet when it reads."""
+        The nearest facts are read beside the rest, on a connection that walks the HNSW index; in a
+        write turn (``conn`` in its transaction, holding the tenant's lock), all on ``conn``: a read
+        on another connection could queue behind a schema change (a reindex's) that waits for this
+        very transaction."""
         model, generation = await repo.current_state(conn, ctx.schema)
         if model != ctx.embedding_model:
             return _Seen(model, generation, {}, [], [])
@@ -247,7 +249,12 @@ class WriteService:
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
             return exact, await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
 
-        found, (exact, in_slots) = await asyncio.gather(nearest(), the_rest())
+        if conn.is_in_transaction():
+            await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)  # till the turn ends: its other statements go by id
+            found = await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors) if facts else []
+            exact, in_slots = await the_rest()
+        else:
+            found, (exact, in_slots) = await asyncio.gather(nearest(), the_rest())
         near, mates = iter(found), iter(in_slots)
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
