@@ -130,7 +130,8 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     # The budget of connections is shared: a part walks HNSW indexes (store/db.NearestPool).
     nearest_size = nearest_share(settings.pool_max_size)
     ef_search = settings.retrieval.hnsw_ef_search
-    pool = await create_pool(dsn, settings.pool_min_size, settings.pool_max_size - nearest_size, ef_search=ef_search)
+    main_size = settings.pool_max_size - nearest_size
+    pool = await create_pool(dsn, min(settings.pool_min_size, main_size), main_size, ef_search=ef_search)
     nearest = NearestPool(pool, None)
     try:
         if nearest_size:

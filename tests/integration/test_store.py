@@ -1,5 +1,6 @@
 """Migrations and schema guarantees on the real database."""
 
+import asyncio
 import os
 
 import asyncpg
@@ -14,6 +15,7 @@ from engram.store import memories as repo
 from engram.store.db import NEAREST_POOL_NAME, NearestPool, _init_connection
 from engram.store.memories import MemoryRow
 from engram.store.migrate import load_migrations, migrate_schema
+from tests.conftest import unique_tenant
 
 
 async def test_migrations_are_recorded_and_idempotent(engram, tenant):
@@ -154,3 +156,14 @@ async def test_the_connections_for_nearest_neighbours_come_out_of_the_budget(set
         own = engram.nearest.get_max_size()
         assert engram.pool.get_max_size() + own == budget
         assert own == (budget // 3)
+        ctx, _ = await engram.tenants.create(unique_tenant("budget"))
+        facts = ["The user's locker code is 4711", "The user's locker code is 4712", "The user owns a red bike"]
+        async with asyncio.timeout(60):  # a write must not wait for a second connection of a budget of one
+            results = await asyncio.gather(*(engram.writes.write(ctx, NewMemory(content=f)) for f in facts))
+        assert len(results) == 3
+
+
+async def test_a_pool_floor_above_the_main_pools_share_still_opens(settings, bootstrapped):
+    update = {"pool_min_size": 10, "pool_max_size": 10}
+    async with engram_session(settings.model_copy(update=update), bootstrapped) as engram:
+        assert engram.pool.get_max_size() == 7

@@ -249,12 +249,24 @@ class WriteService:
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
             return exact, await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
 
-        if conn.is_in_transaction():
-            await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)  # till the turn ends: its other statements go by id
-            found = await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors) if facts else []
+        if conn.is_in_transaction() or not self._nearest.has_own_connections:
+            # All on ``conn``: in a turn (see above), or when the nearest queries would borrow a
+            # second connection of a main pool this one may be the last of (a budget under three).
+            if facts:
+                async with contextlib.nullcontext() if conn.is_in_transaction() else conn.transaction():
+                    await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)  # a turn's other statements go by id
+                    found = await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors)
+            else:
+                found = []
             exact, in_slots = await the_rest()
         else:
-            found, (exact, in_slots) = await asyncio.gather(nearest(), the_rest())
+            reading = asyncio.create_task(nearest())
+            try:  # ``conn`` goes back to the pool only once nothing runs on it
+                exact, in_slots = await the_rest()
+            except BaseException:
+                reading.cancel()
+                raise
+            found = await reading
         near, mates = iter(found), iter(in_slots)
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]

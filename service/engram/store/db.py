@@ -96,6 +96,10 @@ class NearestPool:
             await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
             yield conn
 
+    @property
+    def has_own_connections(self) -> bool:
+        return self._own is not None
+
     # Its own connections, as asyncpg.Pool counts them (none when it borrows the main pool's).
     def get_size(self) -> int:
         return self._own.get_size() if self._own is not None else 0
