@@ -32,7 +32,7 @@ from engram.observability import metrics
 from engram.services import dedup
 from engram.services.turns import KeyedLocks, WriteTurns
 from engram.store import memories as repo
-from engram.store.db import WALK_THE_INDEX_IN_TRANSACTION, NearestPool
+from engram.store.db import NearestPool, walking_the_index
 from engram.store.memories import MemoryRow
 
 # Times a write is decided again when other writers keep changing the memories it rests on.
@@ -239,32 +239,31 @@ class WriteService:
         facts = [r for r in rows if r.kind == Kind.fact]
         floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
 
-        async def nearest() -> list[list[tuple[Memory, float]]]:
+        Near = list[list[tuple[Memory, float]]]
+
+        async def nearest(source: contextlib.AbstractAsyncContextManager[asyncpg.Connection]) -> Near:
             if not facts:
                 return []
-            async with self._nearest.acquire() as near:
+            async with source as near:
                 return await repo.nearest_active(near, ctx.schema, facts, dedup.NEAREST, floors)
 
-        async def the_rest() -> tuple[dict[str, Memory], list[list[tuple[Memory, float]]]]:
+        async def the_rest() -> tuple[dict[str, Memory], Near]:
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
             return exact, await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
 
         if conn.is_in_transaction() or not self._nearest.has_own_connections:
-            # All on ``conn``: in a turn (see above), or when the nearest queries would borrow a
-            # second connection of a main pool this one may be the last of (a budget under three).
-            if facts:
-                async with contextlib.nullcontext() if conn.is_in_transaction() else conn.transaction():
-                    await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)  # a turn's other statements go by id
-                    found = await repo.nearest_active(conn, ctx.schema, facts, dedup.NEAREST, floors)
-            else:
-                found = []
+            # All on ``conn``: in a turn (see above; its other statements go by id), or when the
+            # nearest query would borrow a second connection of a main pool this one may be the
+            # last of (a budget under three).
+            found = await nearest(walking_the_index(conn))
             exact, in_slots = await the_rest()
         else:
-            reading = asyncio.create_task(nearest())
+            reading = asyncio.create_task(nearest(self._nearest.acquire()))
             try:  # ``conn`` goes back to the pool only once nothing runs on it
                 exact, in_slots = await the_rest()
             except BaseException:
                 reading.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
                 raise
             found = await reading
         near, mates = iter(found), iter(in_slots)

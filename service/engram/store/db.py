@@ -74,6 +74,15 @@ def nearest_share(max_size: int) -> int:
     return max_size // 3
 
 
+@contextlib.asynccontextmanager
+async def walking_the_index(conn: asyncpg.Connection) -> AsyncIterator[asyncpg.Connection]:
+    """A connection already held, set up for a nearest-neighbour query: in a transaction of its own
+    or in the one it is in (where the setting then lasts until that one ends)."""
+    async with contextlib.nullcontext() if conn.is_in_transaction() else conn.transaction():
+        await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
+        yield conn
+
+
 class NearestPool:
     """Connections for a nearest-neighbour query, its planner set to walk the HNSW index.
 
@@ -92,8 +101,7 @@ class NearestPool:
             async with self._own.acquire() as conn:
                 yield conn
             return
-        async with self._main.acquire() as conn, conn.transaction():
-            await conn.execute(WALK_THE_INDEX_IN_TRANSACTION)
+        async with self._main.acquire() as conn, walking_the_index(conn):
             yield conn
 
     @property
