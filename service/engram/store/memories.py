@@ -131,7 +131,7 @@ async def nearest_active(
     conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floors: list[float]
 ) -> list[list[tuple[Memory, float]]]:
     """For each row, the most similar active facts of its layer (and session/task) at or above its
-    floor; ``conn`` comes from a NearestPool (store/db.py), as for vector_candidates."""
+    floor; ``conn`` walks the HNSW index, as for vector_candidates."""
     records = await conn.fetch(
         f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[])
                  WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, position)
@@ -380,8 +380,8 @@ async def language_sums(conn: asyncpg.Connection, schema: str, model: str) -> di
 async def vector_candidates(
     conn: asyncpg.Connection, schema: str, embedding: np.ndarray, model: str, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
-    """The nearest memories; ``conn`` comes from a NearestPool (store/db.py), or the planner may
-    sort the whole table instead of walking the index."""
+    """The nearest memories; ``conn`` walks the HNSW index (a NearestPool's, or one set up by
+    walking_the_index, store/db.py), or the planner may sort the whole table instead."""
     params = Params(embedding, model)
     records = await conn.fetch(
         f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
