@@ -2,7 +2,8 @@ import pytest
 
 from engram.domain.judgement import Turn
 from engram.domain.models import Layer, MemoryType
-from engram.judge.rules import RuleJudge, sentences
+from engram.domain.utterance import sentences
+from engram.judge.rules import RuleJudge
 
 judge = RuleJudge()
 

@@ -33,16 +33,19 @@ def eval_command(
         bool,
         typer.Option(
             "--lifecycle",
-            help="instead: the labelled write sequences (tests/data/lifecycle.jsonl), split calibration|heldout|all",
+            help="instead: labelled write sequences (--set), split calibration|heldout|all",
         ),
     ] = False,
+    labelled_set: Annotated[
+        str, typer.Option("--set", help=f"with --lifecycle: {', '.join(lifecycle.SETS)}")
+    ] = "lifecycle",
 ) -> None:
     """Write each benchmark through the real write path into throwaway tenants, search every
     question through the real search path, print recall@5/10, NDCG@10 and MRR. With --lifecycle:
     write labelled sequences of statements and score what stays active (stale, lost, duplicates)."""
     settings = Settings()
     if lifecycle_set:
-        _lifecycle(settings, own_data, {"dev": "calibration", "test": "heldout"}.get(split, split), out)
+        _lifecycle(settings, own_data, labelled_set, {"dev": "calibration", "test": "heldout"}.get(split, split), out)
         return
     names = benchmark or [*datasets.LOADERS, *datasets.OWN]
     corpora = [datasets.load(name, data_dir, own_data).select(split) for name in names]
@@ -75,15 +78,15 @@ def eval_command(
         typer.secho(f"worse than a part: {failure}", fg=typer.colors.YELLOW, err=True)
 
 
-def _lifecycle(settings: Settings, own_data: Path, split: str, out: Path) -> None:
-    cases = lifecycle.select(lifecycle.load_cases(own_data / "lifecycle.jsonl"), split)
+def _lifecycle(settings: Settings, own_data: Path, name: str, split: str, out: Path) -> None:
+    cases = lifecycle.select(lifecycle.load_set(own_data, name), split)
 
     async def run(engram: Engram) -> list[lifecycle.Outcome]:
         return await lifecycle.evaluate_cases(engram, cases, progress=lambda line: typer.echo(line, err=True))
 
     outcomes = with_engram(settings, run)
     judge = f"LLM judge ({settings.llm.model})" if settings.llm.model else "rule judge"
-    markdown = lifecycle.as_markdown(outcomes, f"lifecycle, {split} split, {judge}")
+    markdown = lifecycle.as_markdown(outcomes, f"{name}, {split} split, {judge}")
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"lifecycle-{split}.md").write_text(markdown + "\n")
+    (out / f"{name}-{split}.md").write_text(markdown + "\n")
     typer.echo(markdown)

@@ -16,7 +16,6 @@ two statements whose value-bearing words differ are never the same fact.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -30,7 +29,6 @@ from engram.domain.cues import (
     CLAUSE_SPLIT,
     COPULA,
     FUTURE,
-    LEAD_FILLER,
     LIGHT_EN,
     LIGHT_ZH,
     NAME_VALUE,
@@ -47,11 +45,11 @@ from engram.domain.cues import (
     SURNAME_NAME,
     SURNAMES,
     THIRD_PERSON,
-    TRAIL_FILLER,
 )
 from engram.domain.lexicon import concepts_in, domain_of, is_domain, people_in, topics_in, within
 from engram.domain.numbers import dates_of, numbers_of
 from engram.domain.tokenize import EN_STOPWORDS, query_tokens
+from engram.domain.utterance import strip_filler
 
 
 @dataclass(frozen=True)
@@ -76,13 +74,6 @@ class Claim:
     @property
     def slot(self) -> str | None:
         return f"{self.subject}|{self.attribute}" if self.attribute else None
-
-
-def strip_filler(text: str) -> str:
-    """'Oh and I really like americano coffee lol' -> 'I really like americano coffee'."""
-    original = unicodedata.normalize("NFKC", text).strip()
-    stripped = TRAIL_FILLER.sub("", LEAD_FILLER.sub("", original)).strip(" ,，.。!！~～")
-    return stripped or original
 
 
 def _language(text: str) -> str:

@@ -12,14 +12,51 @@ from engram.domain.tokenize import query_tokens
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
-# Said before or after the fact without adding to it.
+# Said before or after the fact without adding to it: one piece of filler at a time, each a
+# whole word (domain/utterance.py checks the cut falls between words: "Sophie" is no "So" + "phie",
+# "酒吧" no "酒" + "吧"). Words that start a fact as often as they are filler ("right", "那个",
+# "还有") count only when punctuation follows them.
+_AFTER_FILLER = r"[\s,，、:：!！.。…]*"
 LEAD_FILLER = re.compile(
-    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|anyway|um+|uh+|hmm+|ok(?:ay)?|yeah|yes|right|"
-    r"just so you know|fyi|fun fact|"
-    r"哦|噢|对了|嗯+|那个|其实|顺便说一下|顺便说|顺便|还有|另外|话说|就是)[\s,，、:：!！.。]*)+",
+    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|anyway|um+|uh+|hmm+|ok(?:ay)?|yeah|yes|hey|"
+    r"just so you know|fyi|fun fact|quick context|lol)(?=[\s,，、:：!！.。…]|$)"
+    r"|right(?=[,，:：!！.。…])"
+    r"|哦对|哦|噢|对了|嗯+|其实|顺便说一下|顺便说|话说"
+    r"|(?:那个|还有|另外|就是|顺便)(?=[\s,，、:：!！.。…]))" + _AFTER_FILLER,
     re.IGNORECASE,
 )
-TRAIL_FILLER = re.compile(r"(?:[\s,，]*(?:lol|haha+|hehe|:\)|哈哈+|呵呵|嘿嘿|啦|呀|哦|呢|吧|啊))+[\s!！.。~～]*$", re.I)
+TRAIL_FILLER = re.compile(
+    r"[\s,，]*(?:lol|lmao|haha+|hehe|:\)|xd|哈哈+|呵呵|嘿嘿|啦|呀|哦|呢|吧|啊|嘛)[\s!！.。~～]*$", re.IGNORECASE
+)
+# Where a sentence may be cut into two statements: before a clause that starts over with its own
+# first-person subject (domain/utterance.py checks that it also stands alone).
+CLAUSE_START = re.compile(
+    r"[,，;；]\s*(?:and |but |also |so )?(?=(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our|the user|the user's)\b)"
+    r"|\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|i'd|i'll|my|we|our)\b)"
+    r"|[，,；;]\s*(?:而且|并且|还有|但是|但|不过|另外)?(?=我|用户)",
+    re.IGNORECASE,
+)
+# A clause that needs the one before it: it points back ("I drink it daily", "my wife does too",
+# "我也是", "那里") ...
+BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|it's|that|this|there|them|those|these|they|too|either|as well|same|neither)\b"
+    r"|它|那里|那儿|这里|这儿|那个|这个|那些|这些|也是|一样|同样|也.{0,2}$",
+    re.IGNORECASE,
+)
+# ... or counts what it does not name ("two cups every morning", "每天喝两杯").
+MEASURE_WITHOUT_WHAT = re.compile(
+    r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|some|many)\s+"
+    r"(?:cups?|glass(?:es)?|bottles?|cans?|mugs?|pints?|shots?|bowls?|plates?|slices?|pieces?|packs?|boxes|bags?|"
+    r"servings?|spoonfuls?)\b(?!\s+of\b)"
+    r"|[一二两三四五六七八九十几\d]+\s*(?:杯|瓶|碗|盘|罐|包|盒|片|块|份|根|支|听)(?![\u3400-\u9fff])",
+    re.IGNORECASE,
+)
+# A clause that only sets the scene for the next ("When I was a kid, I lived in Ohio").
+SUBORDINATE_START = re.compile(
+    r"^(?:when|if|because|since|although|though|while|after|before|once|as|until|whenever|unless|whereas|whether)\b"
+    r"|^(?:如果|因为|虽然|当|自从|等到|要是|除非|既然|尽管|只要)",
+    re.IGNORECASE,
+)
 
 # The user themself.
 SELF_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|the user|user|the user's|user's)\b", re.I)

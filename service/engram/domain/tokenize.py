@@ -62,8 +62,18 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _segment(run: str) -> list[str]:
-    return _segmenter().lcut(run)  # with its HMM, unknown names stay whole ("顺丰", "陈奕迅")
+def segment(run: str) -> list[str]:
+    """A run of Chinese characters cut into words (with jieba's HMM, unknown names stay whole:
+    "顺丰", "陈奕迅")."""
+    return _cut(run)
+
+
+@lru_cache(maxsize=16384)
+def _cut(run: str) -> list[str]:
+    return _segmenter().lcut(run)
+
+
+_segment = segment
 
 
 @lru_cache(maxsize=1)

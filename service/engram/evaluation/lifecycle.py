@@ -1,14 +1,21 @@
 """`engram eval --lifecycle`: is what stays active after a sequence of writes right?
 
-A labelled case (tests/data/lifecycle.jsonl) is statements written one after another, and the
-truth at the end: groups of statements that state one current fact each, and statements whose
-fact is stale. Each case is written through the real write path into a throwaway tenant; then
-every active memory is traced back to the statements it holds (the one that created it, and any
-merged into it; a touch adds nothing). Measured on the final active set:
+A labelled case is statements written one after another, and the truth at the end: groups of
+statements that state one current fact each, and statements whose fact is stale (with the later
+statement that replaced it, where the set says). Three sets (tests/data): ``lifecycle``
+(paraphrases, details, updates, near misses), ``changes`` (changes the way people talk: detail in
+the old statement, world knowledge, distractors that stay true) and ``keep-both`` (every statement
+a distinct true fact: other people, the same kind of thing, names that start like filler words).
+Each case is written through the real write path into a throwaway tenant; then every active memory
+is traced back to the statements it holds (the one that created it, and any merged into it; a
+touch adds nothing). Measured on the final active set:
 
 - stale left active: a stale statement still holds an active memory (share of stale statements);
 - facts lost: a current fact no active memory holds (share of current facts);
 - duplicates: current facts held by more than one active memory (share of current facts);
+- absorbed: current facts held only by memories that also hold another current fact (one was
+  merged into the other: its words are gone);
+- wrongly retired: current facts lost or absorbed (the keep-both set's figure);
 - precision: active memories that hold exactly one current fact and are its only holder;
 - recall: current facts held by some active memory.
 
@@ -32,6 +39,12 @@ from engram.errors import InvalidInput
 from engram.runtime import Engram
 
 SPLITS = ("calibration", "heldout", "all")
+# Each labelled set and the files it is read from (tests/data).
+SETS: dict[str, tuple[str, ...]] = {
+    "lifecycle": ("lifecycle.jsonl",),
+    "changes": ("changes.jsonl",),
+    "keep-both": ("keep_both_en.jsonl", "keep_both_zh.jsonl"),
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,7 @@ class Case:
     writes: list[str]
     current: list[list[int]]
     stale: list[int]
+    replaced_by: dict[int, int] = field(default_factory=dict)  # stale statement -> the one that replaced it
 
     @property
     def split(self) -> str:
@@ -56,16 +70,25 @@ class Outcome:
     stale_left: list[int]  # stale statements still holding an active memory
     lost: list[int]  # current groups (by index) no active memory holds
     duplicated: list[int]  # current groups held by more than one active memory
+    absorbed: list[int]  # current groups held only by memories that hold another current group too
     active: int
     right: int  # active memories holding exactly one current group, its only holder
     outcomes: list[str] = field(default_factory=list)  # the write outcome of each statement
 
     @property
     def perfect(self) -> bool:
-        return not (self.stale_left or self.lost or self.duplicated) and self.right == self.active
+        return not (self.stale_left or self.lost or self.duplicated or self.absorbed) and self.right == self.active
+
+
+def load_set(own_data: Path, name: str) -> list[Case]:
+    if name not in SETS:
+        raise InvalidInput(f"set is one of {', '.join(SETS)}, not {name!r}")
+    return [case for filename in SETS[name] for case in load_cases(own_data / filename)]
 
 
 def load_cases(path: Path) -> list[Case]:
+    """Cases of a labelled file; a case without labels states a distinct current fact in each
+    statement (the keep-both set)."""
     if not path.is_file():
         raise InvalidInput(f"{path} not found (run from the repository root, or pass --own-data)")
     cases = []
@@ -73,10 +96,15 @@ def load_cases(path: Path) -> list[Case]:
         if not line.strip():
             continue
         row = json.loads(line)
-        case = Case(row["id"], row["lang"], row["category"], row["writes"], row["current"], row["stale"])
+        writes = row["writes"]
+        current = row.get("current", [[i] for i in range(len(writes))])
+        replaced_by = {int(k): int(v) for k, v in row.get("replaced_by", {}).items()}
+        case = Case(row["id"], row["lang"], row["category"], writes, current, row.get("stale", []), replaced_by)
         placed = sorted([i for group in case.current for i in group] + case.stale)
         if placed != list(range(len(case.writes))):
             raise InvalidInput(f"{path}:{number}: every statement must be current or stale exactly once")
+        if any(s not in case.stale or by <= s for s, by in replaced_by.items()):
+            raise InvalidInput(f"{path}:{number}: replaced_by maps a stale statement to a later one")
         cases.append(case)
     return cases
 
@@ -108,11 +136,14 @@ def judge_outcome(case: Case, active_holds: list[set[int]], outcomes: list[str])
     """Score the final active set, each active memory given as the statements it holds (pure)."""
     group_of = {i: g for g, group in enumerate(case.current) for i in group}
     holders: dict[int, int] = defaultdict(int)  # current group -> active memories holding it
+    alone: set[int] = set()  # current groups some active memory holds without another group
     right = 0
     for held in active_holds:
         groups = {group_of[i] for i in held if i in group_of}
         for g in groups:
             holders[g] += 1
+        if len(groups) == 1:
+            alone |= groups
         only_one_fact = len(groups) == 1 and all(i in group_of for i in held)
         if only_one_fact and holders[next(iter(groups))] == 1:  # the first holder of its fact
             right += 1
@@ -121,6 +152,7 @@ def judge_outcome(case: Case, active_holds: list[set[int]], outcomes: list[str])
         stale_left=sorted({i for held in active_holds for i in held if i in case.stale}),
         lost=[g for g in range(len(case.current)) if holders[g] == 0],
         duplicated=[g for g in range(len(case.current)) if holders[g] > 1],
+        absorbed=[g for g in range(len(case.current)) if holders[g] and g not in alone],
         active=len(active_holds),
         right=right,
         outcomes=outcomes,
@@ -136,6 +168,7 @@ class Summary:
     facts: int
     lost: int
     duplicated: int
+    absorbed: int
     active: int
     right: int
 
@@ -150,6 +183,14 @@ class Summary:
     @property
     def duplicate_rate(self) -> float:
         return self.duplicated / max(1, self.facts)
+
+    @property
+    def wrongly_retired(self) -> int:
+        return self.lost + self.absorbed
+
+    @property
+    def wrongly_retired_rate(self) -> float:
+        return self.wrongly_retired / max(1, self.facts)
 
     @property
     def precision(self) -> float:
@@ -169,6 +210,7 @@ def summarise(outcomes: list[Outcome]) -> Summary:
         facts=sum(len(o.case.current) for o in outcomes),
         lost=sum(len(o.lost) for o in outcomes),
         duplicated=sum(len(o.duplicated) for o in outcomes),
+        absorbed=sum(len(o.absorbed) for o in outcomes),
         active=sum(o.active for o in outcomes),
         right=sum(o.right for o in outcomes),
     )
@@ -197,14 +239,16 @@ def as_markdown(outcomes: list[Outcome], title: str) -> str:
     lines = [
         f"### {title}",
         "",
-        "| cases | n | perfect | stale left active | facts lost | duplicates | precision | recall |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| cases | n | perfect | stale left active | facts lost | absorbed | wrongly retired | duplicates "
+        "| precision | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, group in rows:
         s = summarise(group)
         lines.append(
             f"| {name} | {s.cases} | {s.perfect} | {s.stale_left}/{s.stale} ({s.stale_left_rate:.1%}) "
-            f"| {s.lost}/{s.facts} ({s.lost_rate:.1%}) | {s.duplicated} ({s.duplicate_rate:.1%}) "
+            f"| {s.lost}/{s.facts} ({s.lost_rate:.1%}) | {s.absorbed} "
+            f"| {s.wrongly_retired}/{s.facts} ({s.wrongly_retired_rate:.1%}) | {s.duplicated} ({s.duplicate_rate:.1%}) "
             f"| {s.precision:.3f} | {s.recall:.3f} |"
         )
     failures = [o for o in outcomes if not o.perfect]
@@ -218,5 +262,7 @@ def as_markdown(outcomes: list[Outcome], title: str) -> str:
                 problems.append(f"lost groups {o.lost}")
             if o.duplicated:
                 problems.append(f"duplicated groups {o.duplicated}")
+            if o.absorbed:
+                problems.append(f"absorbed groups {o.absorbed}")
             lines.append(f"- {o.case.id} ({o.case.category}): {'; '.join(problems) or 'wrong holders'}; {o.outcomes}")
     return "\n".join(lines)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 
-from engram.domain.claims import strip_filler
 from engram.domain.judgement import Fact, ForgetVerdict, MergeVerdict, Turn, TurnJudgement
 from engram.domain.models import Layer, Memory, MemoryType
 from engram.domain.relations import relate_statements
+from engram.domain.utterance import statements
 from engram.judge.base import Judge
-
-_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
 
 _DO_NOT_REMEMBER = re.compile(
     r"don'?t (remember|save|store|keep)|do not (remember|save|store)|forget (this|that|it)|off the record|"
@@ -59,32 +57,6 @@ _IMPORTANT = re.compile(r"allerg|medic|doctor|password|birthday|address|过敏|�
 _EXPLICIT = re.compile(r"\bremember\b|记住|记一下", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|might)\b|也许|可能|大概", re.IGNORECASE)
 _SESSION_SCOPE = re.compile(r"\b(this (conversation|chat|session)|for now)\b|这次|本次|这个对话", re.IGNORECASE)
-
-
-# A clause that starts over with its own subject is a fact of its own: "我喜欢喝咖啡，我老婆喜欢喝茶",
-# "I moved to Berlin and I work at Siemens now".
-_CLAUSE = re.compile(
-    r"[,，;；]\s*(?:and |but |also )?(?=(?:i|i'm|i've|my|we|our|the user|he|she|his|her)\b)"
-    r"|\s+(?:and|but)\s+(?=(?:i|i'm|i've|my|we|our)\b)"
-    r"|[，,；;]\s*(?:而且|并且|还有|但是|但|不过|另外)?(?=我|用户|他|她)",
-    re.IGNORECASE,
-)
-
-
-def sentences(text: str) -> list[str]:
-    parts = [p.strip() for p in _SPLIT.split(text)]
-    return [p.rstrip("。.；;！!").strip() for p in parts if p and p.strip("。.！？!?；; ")]
-
-
-def statements(text: str) -> list[str]:
-    """The turn's sentences, each cut into clauses that have their own subject, without filler."""
-    out = []
-    for sentence in sentences(text):
-        for clause in _CLAUSE.split(sentence):
-            clause = strip_filler(clause).rstrip("。.；;！!,，").strip()
-            if clause:
-                out.append(clause)
-    return out
 
 
 class RuleJudge(Judge):

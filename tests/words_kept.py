@@ -1,0 +1,48 @@
+"""An independent check that a statement is made of a turn's words: a contiguous run of the turn
+that starts and ends between words (Latin words whole, with their inner hyphens and apostrophes;
+Chinese words as jieba cuts the turn), so no word is ever cut. Written apart from the code it
+checks (engram/domain/utterance.py) so that one bug cannot hide in both."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import jieba
+
+_LATIN = re.compile(r"[A-Za-z0-9\u00c0-\u024f]")
+_JOINER = "-'’"
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+@cache
+def _cjk_boundaries(text: str) -> frozenset[int]:
+    """Positions inside a run of Chinese characters where jieba puts no word boundary."""
+    inside = set()
+    for run in _CJK_RUN.finditer(text):
+        at = run.start()
+        for word in jieba.lcut(run.group(0)):
+            inside.update(range(at + 1, at + len(word)))
+            at += len(word)
+    return frozenset(inside)
+
+
+def _cuts_a_word(text: str, position: int) -> bool:
+    if position <= 0 or position >= len(text):
+        return False
+    before, after = text[position - 1], text[position]
+    if _LATIN.match(before) and (_LATIN.match(after) or after in _JOINER):
+        return True
+    if before in _JOINER and _LATIN.match(after) and position >= 2 and _LATIN.match(text[position - 2]):
+        return True
+    return position in _cjk_boundaries(text)
+
+
+def whole_run(turn: str, statement: str) -> bool:
+    """Whether ``statement`` occurs in ``turn`` starting and ending between words."""
+    start = turn.find(statement)
+    while start != -1:
+        if not _cuts_a_word(turn, start) and not _cuts_a_word(turn, start + len(statement)):
+            return True
+        start = turn.find(statement, start + 1)
+    return False
