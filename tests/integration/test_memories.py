@@ -193,7 +193,9 @@ async def test_a_write_reads_again_in_its_turn_while_a_schema_change_waits_for_t
                     break
                 await asyncio.sleep(0.05)
             assert await conn.fetchval(waiting, f"{ctx.schema}.memories") == 1  # the ALTER waits for the turn
-            seen = await asyncio.wait_for(engram.writes._read(conn, ctx, rows), timeout=20)
+            seen = await asyncio.wait_for(
+                engram.writes._read(conn, ctx, rows, [NewMemory(content=content)]), timeout=20
+            )
             assert [m.content for m, _ in seen.neighbours[0]] == ["The user's locker code is 4711"]
         await asyncio.wait_for(altering, timeout=20)
     finally:

@@ -4,7 +4,9 @@ import uuid
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
+from engram.domain.decisions import Insert, Target, Touch
 from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
 from engram.domain.models import Kind, Memory
@@ -39,19 +41,43 @@ async def test_a_fact_change_retires_its_neighbours_but_a_turn_never_relates():
     near = [[(old, 0.9)], [(old, 0.9)]]
     rows = [row("I moved to Shanghai"), row("I moved to Shanghai.", Kind.turn)]
     decisions = await plan(rows, {}, near, [[], []], THRESHOLDS, RuleJudge())
-    assert decisions[0].relation == Relation.conflict and [t.memory for t in decisions[0].retire] == [old]
-    assert decisions[1].relation == Relation.different and decisions[1].retire == []
+    assert isinstance(decisions[0], Insert) and [r.target.memory for r in decisions[0].retire] == [old]
+    assert isinstance(decisions[1], Insert) and decisions[1].retire == () and decisions[1].looked == ()
 
 
 async def test_an_exact_copy_is_a_duplicate_of_a_fact_and_of_a_turn():
     rows = [row("I like coffee", Kind.turn), row("I like coffee", Kind.turn)]
     decisions = await plan(rows, {}, [[], []], [[], []], THRESHOLDS, RuleJudge())
-    assert decisions[1].relation == Relation.same and decisions[1].exact and decisions[1].target.batch_index == 0
+    assert isinstance(decisions[1], Touch) and decisions[1].exact and decisions[1].target.batch_index == 0
 
 
 async def test_rows_of_one_batch_relate_to_each_other_with_or_without_a_slot():
     rows = [row("We met at the old harbour"), row("Oh and we met at the old harbour"), row("I like tea", slot="u")]
     rows += [row("I really like tea", slot="u")]
     decisions = await plan(rows, {}, [[]] * 4, [[]] * 4, THRESHOLDS, RuleJudge())
-    assert decisions[1].relation == Relation.same and decisions[1].target.batch_index == 0  # no slot
-    assert decisions[3].relation == Relation.same and decisions[3].target.batch_index == 2  # the same slot
+    assert isinstance(decisions[1], Touch) and decisions[1].target.batch_index == 0  # no slot
+    assert isinstance(decisions[3], Touch) and decisions[3].target.batch_index == 2  # the same slot
+
+
+async def test_the_callers_replaces_retire_even_what_the_rules_would_keep_and_win_over_a_touch():
+    coffee, cat = stored("I love coffee"), stored("I have a cat named Luna")
+    rows = [row("I love coffee")]  # the same words as a stored memory the caller says it replaces
+    near = [[(coffee, 0.99), (cat, 0.6)]]
+    [decision] = await plan(rows, {}, near, [[]], THRESHOLDS, RuleJudge(), asked=[[coffee, cat]])
+    assert isinstance(decision, Insert)  # not a touch of what it retires
+    assert {(r.target.memory.id, r.asked) for r in decision.retire} == {(coffee.id, True), (cat.id, True)}
+
+
+async def test_a_change_the_rules_are_unsure_of_marks_instead_of_retiring():
+    sister = stored("My sister lives in Boston")
+    [decision] = await plan([row("My sister moved to Denver")], {}, [[(sister, 0.7)]], [[]], THRESHOLDS, RuleJudge())
+    assert isinstance(decision, Insert) and decision.retire == ()  # perhaps two sisters
+    assert [m.target.memory for m in decision.marks] == [sister]
+    assert [(x.target.memory, x.relation) for x in decision.looked] == [(sister, Relation.may_update)]
+
+
+def test_a_target_is_a_memory_or_a_row_of_the_batch_never_both_or_neither():
+    with pytest.raises(ValueError):
+        Target()
+    with pytest.raises(ValueError):
+        Target(memory=stored("x"), batch_index=0)

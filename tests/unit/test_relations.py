@@ -65,10 +65,10 @@ def test_relations(existing, new, relation):
 
 def test_a_claim_names_subject_slot_values_and_change():
     change = read_claim("我现在不喝咖啡了，改喝茶")
-    assert (change.subject, change.attribute, change.change) == ("user", "beverage", True)
+    assert (change.subject.key, change.attribute, change.change) == ("user", "beverage", True)
     assert change.old_values == {"coffee"} and change.new_values == {"tea"}
     sister = read_claim("My sister likes cats")
-    assert (sister.subject, sister.slot, sister.values) == ("user/sister", "user/sister|pet", {"cat"})
+    assert (sister.subject.key, sister.slot, sister.values) == ("user/sister", "user/sister|pet", {"cat"})
     password = read_claim("The wifi password for the office is kqzvmwhtrplxbnfd")
     assert password.single and password.values == {"kqzvmwhtrplxbnfd"}
 

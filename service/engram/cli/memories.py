@@ -43,6 +43,10 @@ PinnedOpt = Annotated[bool | None, typer.Option("--pinned/--unpinned", help="onl
 ContainsOpt = Annotated[str | None, typer.Option(help="only memories whose content holds this text (any case)")]
 TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
+ReplacesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--replaces", help="id of an older memory this makes no longer true (repeatable): superseded by it"),
+]
 
 
 # The CLI's names of the filter options (as MemoryFilter.named reads them from a command's arguments).
@@ -67,9 +71,11 @@ def write(
     occurred_at: Annotated[datetime | None, typer.Option(help="when it happened (ISO 8601)")] = None,
     metadata: Annotated[str | None, typer.Option(help="free-form JSON object")] = None,
     now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
+    replaces: ReplacesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store one memory: what happened to it (created, duplicate, merged, superseded...)."""
+    """Store one memory: what happened to it (created, duplicate, merged, superseded...), and the
+    older memories it may update (pass one to --replaces to retire it)."""
     item = NewMemory(
         content=content,
         kind=kind,
@@ -85,6 +91,7 @@ def write(
         occurred_at=occurred_at,
         metadata=_json_object(metadata, "--metadata"),
         now=now,
+        replaces=[_memory_id(r, "--replaces") for r in replaces or []],
     )
 
     async def run(engram: Engram) -> Any:
@@ -303,6 +310,7 @@ def remember(
     occurred_at: Annotated[datetime | None, typer.Option(help="when the turn happened (ISO 8601)")] = None,
     now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
     source: Annotated[str, typer.Option(help="where it came from")] = "cli",
+    replaces: ReplacesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Let the judge pick what to remember from one conversation turn, and store it."""
@@ -314,6 +322,7 @@ def remember(
         occurred_at=occurred_at,
         now=now,
         source=source,
+        replaces=[_memory_id(r, "--replaces") for r in replaces or []],
     )
 
     async def run(engram: Engram) -> Any:
@@ -375,8 +384,8 @@ def _json_object(value: str | None, option: str) -> dict[str, Any]:
     return data
 
 
-def _memory_id(value: str) -> UUID:
+def _memory_id(value: str, option: str | None = None) -> UUID:
     try:
         return UUID(value)
     except ValueError:
-        raise fail(f"not a memory id: {value!r}", 2) from None
+        raise fail(f"{option + ': ' if option else ''}not a memory id: {value!r}", 2) from None

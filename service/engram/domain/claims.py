@@ -16,7 +16,7 @@ two statements whose value-bearing words differ are never the same fact.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
 from engram.domain.cues import (
@@ -34,21 +34,18 @@ from engram.domain.cues import (
     NAME_VALUE,
     NEGATION_EN,
     NEGATION_ZH,
-    NOT_NAMES,
     PERSONS,
     PREDICATES,
-    PRONOUN,
     SELF_EN,
     SELF_ZH,
     SET_TO,
     STRONG_CHANGE,
     SURNAME_NAME,
-    SURNAMES,
-    THIRD_PERSON,
 )
 from engram.domain.lexicon import concepts_in, domain_of, is_domain, people_in, topics_in, within
 from engram.domain.numbers import dates_of, numbers_of
-from engram.domain.tokenize import EN_STOPWORDS, query_tokens
+from engram.domain.subjects import THE_USER, Subject, subject_of
+from engram.domain.tokenize import query_tokens
 from engram.domain.utterance import strip_filler
 
 
@@ -56,7 +53,7 @@ from engram.domain.utterance import strip_filler
 class Claim:
     text: str
     language: str
-    subject: str  # "user", "user/sister", "alice", "user/office"...
+    subject: Subject  # who: the user, one of theirs, someone named (domain/subjects.py)
     attribute: str | None = None
     single: bool = False
     negated: bool = False
@@ -73,46 +70,11 @@ class Claim:
 
     @property
     def slot(self) -> str | None:
-        return f"{self.subject}|{self.attribute}" if self.attribute else None
+        return f"{self.subject.key}|{self.attribute}" if self.attribute else None
 
 
 def _language(text: str) -> str:
     return "zh" if len(CJK.findall(text)) >= len(re.findall(r"[A-Za-z]+", text)) else "en"
-
-
-def _people(text: str) -> list[str]:
-    return sorted({m.concept for m in people_in(text)})
-
-
-def _proper_names(prefix: str) -> list[str]:
-    """Names in the words before the predicate ("Alice likes cats"): capitalised, not the user."""
-    words = {w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", prefix)}
-    return sorted(w for w in words if w not in EN_STOPWORDS and w not in NOT_NAMES and not SELF_EN.fullmatch(w))
-
-
-def _subject(prefix: str, language: str) -> str:
-    """Who the words before the predicate name: the user, one of theirs, or someone else ("he":
-    someone, never known to be the same someone)."""
-    third = THIRD_PERSON.search(prefix)
-    if third is not None and not (SELF_EN.search(prefix) or SELF_ZH.search(prefix)):
-        return "someone:" + PRONOUN.get(third.group(0).lower(), third.group(0).lower())
-    people = _people(prefix)
-    # A sister or a boss the user mentions is the user's; a place only when said so ("our office",
-    # "我们公司"): in "We bought a house" the house is what was bought, not who.
-    if people and not set(people) <= PERSONS:
-        owned = re.search(r"\b(?:my|our|the user's|user's)\s+\w*\s*\w+|我的|我们|我家|用户的", prefix, re.I)
-        people = [p for p in people if p in PERSONS or owned]
-    if people:
-        names = _proper_names(prefix) if language == "en" else []
-        return "/".join([*(names or ["user"]), *people])
-    if language == "en":
-        names = _proper_names(prefix)
-        return "/".join(names) if names else "user"
-    if SELF_ZH.search(prefix):
-        return "user"
-    rest = re.sub(r"[^\u3400-\u9fff]", "", prefix)
-    is_name = 2 <= len(rest) <= 3 and rest[0] in SURNAMES  # "张三喜欢猫"; "已经", "每天晚上" are not names
-    return rest if is_name else "user"
 
 
 def _content(text: str, language: str) -> frozenset[str]:
@@ -183,18 +145,61 @@ def _change_values(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 @lru_cache(maxsize=8192)
 def read_claim(text: str) -> Claim:
-    """The claim of one statement (see the module's docstring); pure, so each text is read once."""
+    """The claim of one statement (see the module's docstring): the last of its clauses that names
+    a slot, which says what is true now ("Linda left; my new manager is Raj"); pure, so each text
+    is read once."""
     text = strip_filler(text)
+    base = _base(text)
+    clauses = _clauses(text)
+    subjects = _clause_subjects(clauses, base.language)
+    for clause, subject in reversed(list(zip(clauses, subjects, strict=True))):
+        found = _read_clause(clause, base, subject)
+        if found is not None:
+            return found
+    if base.change and (base.old_values or base.new_values):  # "I switched from coffee to tea"
+        last = clauses[-1]  # "Our office moved close to home, so I walk to work now": the user
+        cue = CHANGE.search(last.lower() if base.language == "en" else last)
+        said = last[: cue.start()] if cue is not None else text
+        domain = _domain("", base.lowered, base.old_values | base.new_values)
+        return _claim(base, subject=subject_of(said, subjects[-1]), attribute=domain, values=base.new_values)
+    return _claim(base, subject=subjects[0])
+
+
+@lru_cache(maxsize=8192)
+def read_claims(text: str) -> tuple[Claim, ...]:
+    """Every claim of a statement, one per clause that names a slot ("I love coffee, I drink two cups
+    every morning" likes coffee and drinks cups), and its main claim (read_claim) last."""
+    text = strip_filler(text)
+    base = _base(text)
+    clauses = _clauses(text)
+    found = [
+        claim
+        for clause, subject in zip(clauses, _clause_subjects(clauses, base.language), strict=True)
+        if (claim := _read_clause(clause, base, subject)) is not None
+    ]
+    main = read_claim(text)
+    return (*(c for c in found if c != main), main)
+
+
+@dataclass(frozen=True)
+class _Base(Claim):
+    lowered: str = ""
+
+
+def _base(text: str) -> _Base:
+    """What the whole statement says before any clause is read: its language, negation, change,
+    plan, values of a change, words, numbers, dates and topics; about the user until a clause
+    says whom."""
     language = _language(text)
     lowered = text.lower() if language == "en" else text
     negated = bool(NEGATION_EN.search(lowered) if language == "en" else NEGATION_ZH.search(lowered))
     change_cue = CHANGE.search(lowered)
     old, new = _change_values(lowered) if change_cue else (frozenset(), frozenset())
     future = bool(FUTURE.search(lowered))
-    base = Claim(
+    return _Base(
         text,
         language,
-        "user",
+        THE_USER,
         negated=negated,
         change=change_cue is not None and not future,
         future=future,
@@ -205,23 +210,36 @@ def read_claim(text: str) -> Claim:
         dates=dates_of(text),
         topics=topics_in(lowered),
         strong_change=change_cue is not None and not future and bool(STRONG_CHANGE.search(lowered)),
+        lowered=lowered,
     )
-    for clause in reversed(_clauses(text)):  # the last clause that names a slot says what is true now
-        found = _read_clause(clause, language, base)
-        if found is not None:
-            if found.attribute == "name" and found.subject != "user":  # "my wife's name is X", "我老婆叫X"
-                found = replace(found, attribute="who")
-            return found
-    if change_cue is not None and (old or new):  # "I switched from coffee to tea"
-        last = _clauses(text)[-1]  # "Our office moved close to home, so I walk to work now": the user
-        cue = CHANGE.search(last.lower() if language == "en" else last)
-        said = last[: cue.start()] if cue is not None else text[: change_cue.start()]
-        return replace(base, subject=_subject(said, language), attribute=_domain("", lowered, old | new), values=new)
-    return base
 
 
-def _read_clause(clause: str, language: str, base: Claim) -> Claim | None:
+def _clause_subjects(clauses: list[str], language: str) -> list[Subject]:
+    """Who each clause is about: the person it names first, else the one before it names ("My
+    sister lives in Boston, works at MGH": both the sister's)."""
+    out, subject = [], THE_USER
+    for clause in clauses:
+        subject = subject_of(clause, subject)
+        out.append(subject)
+    return out
+
+
+def _claim(base: _Base, **said: object) -> Claim:
+    """A plain claim (no working fields) from the statement's base and what a clause says."""
+    claim = replace(base, **said)  # type: ignore[arg-type]
+    return Claim(**{f.name: getattr(claim, f.name) for f in fields(Claim)})
+
+
+def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
+    """The claim of a clause that names a slot (a predicate, "changed X to Y", "X is Y"), else None.
+    ``default``: who the clause is about if it names nobody."""
+    language = base.language
     lowered = clause.lower() if language == "en" else clause
+    original = clause if len(lowered) == len(clause) else lowered  # the same offsets in either
+
+    def subject(before: int) -> Subject:
+        return subject_of(original[:before], default)
+
     for predicate in PREDICATES:
         match = predicate.pattern.search(lowered)
         if match is None:
@@ -234,13 +252,18 @@ def _read_clause(clause: str, language: str, base: Claim) -> Claim | None:
         attribute = predicate.attribute or _domain(value_text, lowered, values)
         if predicate.attribute == "favourite":  # one favourite of a kind, apart from what else is liked
             attribute = f"favourite {_domain(value_text, lowered, values) or _copula_attribute(lowered, '')}"
-        return replace(
-            base,
-            subject=_subject(clause[:cut_at], language),
-            attribute=attribute,
-            single=predicate.single,
-            negated=base.negated or predicate.negative,
-            values=values,
+        who = subject(cut_at)
+        if predicate.attribute == "name":  # "I have a dog named Max": the dog's name, not the user's
+            who = _named_one(original[:cut_at], who)
+        return _with_who(
+            _claim(
+                base,
+                subject=who,
+                attribute=attribute,
+                single=predicate.single,
+                negated=base.negated or predicate.negative,
+                values=values,
+            )
         )
     set_to = SET_TO.search(lowered)  # "I changed my Netflix password to thunderbolt", "把密码改成了X"
     if set_to is not None:
@@ -248,8 +271,9 @@ def _read_clause(clause: str, language: str, base: Claim) -> Claim | None:
         attribute = _copula_attribute(np, value_text)
         if attribute is not None:
             values = _value(value_text) | numbers_of(value_text)
-            subject = _subject(clause[: set_to.start()] + " " + np, language)
-            return replace(base, subject=subject, attribute=attribute, single=True, values=values, change=True)
+            start, end = set_to.span("np") if set_to.group("np") else set_to.span("np_zh")
+            who = subject_of(original[: set_to.start()] + " " + original[start:end], default)
+            return _with_who(_claim(base, subject=who, attribute=attribute, single=True, values=values, change=True))
     copula = COPULA.match(lowered.strip())
     if copula is not None:
         np = copula.group("np") or copula.group("np_zh") or ""
@@ -258,8 +282,30 @@ def _read_clause(clause: str, language: str, base: Claim) -> Claim | None:
         attribute = _copula_attribute(np, original_value)
         if attribute is not None:
             values = _value(value_text) | numbers_of(value_text)
-            return replace(base, subject=_subject(np, language), attribute=attribute, single=True, values=values)
+            who = subject_of(original.strip()[: len(np)], default)
+            return _with_who(_claim(base, subject=who, attribute=attribute, single=True, values=values))
     return None
+
+
+def _with_who(claim: Claim) -> Claim:
+    """Someone else's name is who they are ("my wife's name is X", "我老婆叫X"), a one-value slot of
+    theirs apart from the user's own name."""
+    if claim.attribute == "name" and not claim.subject.is_user:
+        return replace(claim, attribute="who")
+    return claim
+
+
+def _named_one(before: str, who: Subject) -> Subject:
+    """ "I have a dog named Max", "我家的猫叫咪咪": the thing or person last named before the name
+    (the dog), as the subject's; else the subject itself."""
+    named = [m.concept for m in concepts_in(before.lower()) if domain_of(m.concept) == "pet"]
+    people = [m.concept for m in people_in(before.lower())]
+    found = named or people
+    last = found[-1] if found else None
+    if last is None or (who.path and who.path[-1] == last):
+        return who
+    owner = (f"name:{who.name}",) if who.name else who.path  # "Tom's dog is called Rex"
+    return Subject((*owner, last), None, (*who.terms, last))
 
 
 def _domain(value_text: str, text: str, values: frozenset[str]) -> str | None:

@@ -98,6 +98,28 @@ STRONG_CHANGE = re.compile(
     r"转到|戒了|戒掉|搬到|搬去|卖了",
     re.I,
 )
+# A change said outright, not in passing ("now", "these days", "现在", "已经" say a change may have
+# happened; these say it did).
+SWITCH = re.compile(
+    r"\b(?:switched|switch to|changed|moved|relocated|no longer|not anymore|any ?more|no more|instead|quit|"
+    r"gave up|given up|sold|stopped|replaced|upgraded|traded in|broke up|split up|divorced|graduated|dropped out|"
+    r"left my|cancell?ed|cut out)\b"
+    r"|换成|换了|改成|改喝|改吃|改用|改去|不再|戒了|戒掉|搬到|搬去|搬家|卖了|转到|离职|辞职|跳槽|分手|毕业|退学|不.{1,4}了",
+    re.I,
+)
+# A statement set in the past it tells of ("before that I taught...", "以前我在...", "小时候"): what
+# it says was true then, so it changes nothing of today.
+PAST_FRAME = re.compile(
+    r"\b(?:before that|back then|back in|in college|in high school|growing up|as a kid|when i was|previously|"
+    r"formerly|years ago|at the time)\b|以前|曾经|那时候|那时|小时候|当年|上大学时|读书的时候",
+    re.I,
+)
+# Said as one more, not instead: "also", "another", "still", "也", "还", "又".
+ADDITIVE = re.compile(
+    r"\b(?:also|too|another|second|as well|both|in addition|additionally|besides|plus|still|either)\b"
+    r"|也|还|又|另外|另一|第二",
+    re.I,
+)
 PRONOUN = {"his": "he", "him": "he", "her": "she", "their": "they", "them": "they", "他们": "they", "她们": "they"}
 THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|她们|他|她", re.I)
 # A plan or an intention: true of the future, so it retires nothing now.

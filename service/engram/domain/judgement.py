@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +25,11 @@ class Turn(BaseModel):
         None, description="when the turn was said, for 'tomorrow' or '下个月3号' (default: occurred_at, else now)"
     )
     source: Text | None = Field(None, max_length=500)
+    replaces: list[UUID] = Field(
+        default_factory=list,
+        max_length=50,
+        description="ids of older memories this turn makes no longer true: superseded by its first fact",
+    )
 
 
 class Fact(BaseModel):
@@ -45,6 +51,7 @@ class Relation(StrEnum):
     same = "same"  # the same fact in other words: touch the existing memory
     supplement = "supplement"  # adds detail to the existing memory: merge
     conflict = "conflict"  # contradicts it: the new memory supersedes the old
+    may_update = "may_update"  # perhaps makes it stale, unsure: both kept, the old one marked
     different = "different"  # unrelated enough: store separately
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -64,6 +65,9 @@ class Memory(BaseModel):
     pinned: bool = Field(False, description="never forgotten by the schedule")
     status: Status
     superseded_by: UUID | None
+    newer: UUID | None = Field(
+        None, description="a newer memory that may have replaced this one: search ranks this one below it"
+    )
     session_id: str | None
     task_id: str | None
     tags: list[str]
@@ -110,6 +114,12 @@ class NewMemory(BaseModel):
         description="when this was said, for relative dates in a fact ('tomorrow', '下个月3号'); "
         "default: occurred_at, else the server's clock",
     )
+    replaces: list[UUID] = Field(
+        default_factory=list,
+        max_length=50,
+        description="ids of older memories this one makes no longer true: they are superseded by it (history "
+        "kept), as when engram sees the change itself; a write's `candidates` list the ones it may replace",
+    )
 
 
 def _never_null(schema: dict[str, Any]) -> None:
@@ -145,6 +155,20 @@ class WriteOutcome(StrEnum):
     superseded = "superseded"  # changes older memories: stored, and every one it replaces superseded
 
 
+class Candidate(BaseModel):
+    """An active memory a write looked at: one the new fact may update or contradict."""
+
+    id: UUID
+    content: str
+    type: MemoryType
+    date: datetime = Field(description="when it happened, else when it was stored")
+    created_at: datetime
+    similarity: float = Field(description="cosine similarity to the new fact")
+    marked: bool = Field(
+        False, description="this write marked it: the new fact may have replaced it (its `newer` points there)"
+    )
+
+
 class WriteResult(BaseModel):
     outcome: WriteOutcome
     memory: Memory = Field(description="the memory that now holds the fact")
@@ -152,6 +176,11 @@ class WriteResult(BaseModel):
     related: Memory | None = Field(None, description="for superseded: the (first) older memory it replaced")
     superseded: list[Memory] = Field(
         default_factory=list, description="every older memory this write retired (a change retires all it replaces)"
+    )
+    candidates: list[Candidate] = Field(
+        default_factory=list,
+        description="active older memories the new fact may update or contradict, closest first; if it makes one "
+        "no longer true, write it again with replaces=[its id]",
     )
 
 
@@ -197,12 +226,41 @@ class MemoryFilter(BaseModel):
 SINGULAR = {"type": "types", "kind": "kinds", "layer": "layers", "status": "statuses", "tag": "tags"}
 
 
+class Event(StrEnum):
+    """What happened to a memory, as its history records it."""
+
+    written = "written"
+    updated = "updated"
+    touched = "touched"  # stated again
+    merged = "merged"  # a detail merged in
+    superseded = "superseded"  # replaced by a newer memory (superseded_by)
+    derived = "derived"  # summarised from others by consolidation
+    forgotten = "forgotten"
+    restored = "restored"
+    purged = "purged"
+    pinned = "pinned"
+    unpinned = "unpinned"
+    marked = "marked"  # a newer memory may have replaced it (newer)
+    unmarked = "unmarked"  # no longer: restated, or the newer one was forgotten
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One event to record in a memory's history."""
+
+    memory_id: UUID
+    event: Event
+    content: str | None
+    actor: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
 class HistoryEvent(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: int
     memory_id: UUID
-    event: str
+    event: Event
     at: datetime
     actor: str | None
     content: str | None

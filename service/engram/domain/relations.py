@@ -1,19 +1,28 @@
 """How a new statement relates to a stored one, by rules (pure; the rule judge and the write path
 use it, the LLM judge falls back to it).
 
-Read as claims (domain/claims.py): numbers that differ, or another subject, are different facts;
-a change retires what states the old value; within one slot the same value is the same fact
-(with more detail: a supplement), a denial of it a conflict, a new value of a one-value slot a
-conflict; outside any slot the value-bearing words decide, and words that differ are never the
-same fact (so a new password or another person's degree is never touched away).
+Read as claims (domain/claims.py), one per clause. Nothing is retired or merged across people: a
+statement about another person, or about one the rules cannot tell is the same ("my sister"
+twice may be two sisters, "he" is never known to be the same "he"), keeps both; another time,
+another number or id keeps both. Within one person: a change retires what states the old value
+("switched from coffee to tea"), a new value of a one-value slot (where one lives, a password) is
+a conflict, the same value is the same fact (with more words: a supplement). Outside any slot the
+value-bearing words decide, and words that differ are never the same fact.
+
+When the rules are unsure (a relation one may have several of, a change said in passing
+("these days", "现在"), a one-at-a-time topic said again without a change word), they keep both
+and say the new statement **may update** the old one: the write path marks the older memory,
+search ranks it below the newer one, and the agent settles it (domain/judgement.py).
 """
 
 from __future__ import annotations
 
 import re
 
-from engram.domain.claims import Claim, lineage_overlap, read_claim, states_old_value
+from engram.domain.claims import Claim, lineage_overlap, read_claim, read_claims, states_old_value
+from engram.domain.cues import ADDITIVE, PAST_FRAME, SWITCH
 from engram.domain.judgement import MergeVerdict, Relation
+from engram.domain.subjects import Sameness, same_person
 
 _COMPARATIVE = re.compile(r"\b(over|than|rather|instead of)\b|比|胜过|而不是", re.IGNORECASE)
 
@@ -40,23 +49,56 @@ def _reversed_comparison(new: Claim, old: Claim) -> bool:
     return set(order) == set(before) and order != before
 
 
+def relate_statements(new: str, existing: str) -> MergeVerdict:
+    """How ``new`` relates to ``existing``: by their main claims, then by any claim of the new one
+    that replaces a claim of the old one ("I switched to tea" against "I love coffee, two cups a
+    morning")."""
+    verdict = relate_claims(read_claim(new), read_claim(existing))
+    if verdict.relation in (Relation.conflict, Relation.same, Relation.supplement):
+        return verdict
+    strongest = verdict
+    for n in read_claims(new):
+        for o in read_claims(existing):
+            pair = relate_claims(n, o)
+            if pair.relation == Relation.conflict:
+                return pair
+            if pair.relation == Relation.may_update:
+                strongest = pair
+    return strongest
+
+
 def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     if new.future != old.future:  # a plan and a fact of today are two facts
         return _verdict(Relation.different, "a plan is not what is true today")
-    if new.subject != old.subject:
-        return _verdict(Relation.different, f"about {new.subject}, not {old.subject}")
+    person = same_person(new.subject, old.subject)
+    if person == Sameness.different:
+        return _verdict(Relation.different, f"about {new.subject.key}, not {old.subject.key}")
     if new.dates and old.dates and new.dates != old.dates:
         return _verdict(Relation.different, "it happened at another time")
-    if new.strong_change and new.topics & old.topics and not _states_new(old, new):
-        return _verdict(Relation.conflict, f"a change of {', '.join(sorted(new.topics & old.topics))}")
+    if _in_the_past(new) and not _in_the_past(old) and new.content != old.content:
+        return _verdict(Relation.different, "it tells of an earlier time")
+    verdict = _relate_one_person(new, old)
+    if person == Sameness.perhaps:  # perhaps two people: keep both
+        if verdict.relation == Relation.conflict:
+            return _verdict(Relation.may_update, f"{verdict.reason}, if it is the same {new.subject.key}")
+        if verdict.relation in (Relation.supplement, Relation.same) and new.content != old.content:
+            return _verdict(Relation.different, f"perhaps another {new.subject.key}")
+    return verdict
+
+
+def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
+    # "from coffee" said, and coffee stated (in this slot, or where no slot was read)
+    leaves = new.change and new.old_values and not old.negated and _states(old, new.old_values)
+    if leaves and (new.slot == old.slot or old.attribute is None or not new.slot):
+        return _verdict(Relation.conflict, "the new statement leaves this value behind")
+    shared_topics = new.topics & old.topics
+    if new.strong_change and shared_topics and not _states_new(old, new) and not _additive(new):
+        return _verdict(Relation.conflict, f"a change of {', '.join(sorted(shared_topics))}")
     if new.numbers != old.numbers:
         one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
         return _verdict(Relation.different, "numbers or ids differ")
-    if new.subject.startswith("someone"):  # "he", "她": perhaps not the same person twice
-        same = new.content == old.content and new.negated == old.negated
-        return _verdict(Relation.same, "the same words") if same else _verdict(Relation.different, "about someone")
     if new.change:
         return _relate_change(new, old)
     if new.future or old.future:  # a plan and a fact of today are two facts
@@ -67,7 +109,28 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
         )
     if new.slot is not None and new.slot == old.slot:
         return _relate_in_slot(new, old)
+    if shared_topics and new.content != old.content and not _additive(new) and not new.negated and not old.negated:
+        return _verdict(Relation.may_update, f"perhaps a new {', '.join(sorted(shared_topics))}")
     return _relate_by_words(new, old)
+
+
+def _states(old: Claim, values: frozenset[str]) -> bool:
+    """Whether ``old`` says one of ``values`` (a kind of one counts: Americano for coffee)."""
+    return lineage_overlap(old.values, values) or bool(values & old.content)
+
+
+def _switches(claim: Claim) -> bool:
+    """A change said outright ("switched", "moved", "no longer", "换成"), not in passing ("now")."""
+    return SWITCH.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
+
+
+def _in_the_past(claim: Claim) -> bool:
+    return PAST_FRAME.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
+
+
+def _additive(claim: Claim) -> bool:
+    """Said as one more, not instead ("also", "another", "还", "也")."""
+    return ADDITIVE.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
 
 
 def _relate_change(new: Claim, old: Claim) -> MergeVerdict:
@@ -84,7 +147,9 @@ def _relate_change(new: Claim, old: Claim) -> MergeVerdict:
         return _verdict(Relation.conflict, f"{new.attribute} changed")
     related = same_slot or (old.attribute is None and lineage_overlap(old.content, new.old_values))
     if related and not old.negated and states_old_value(old, new):
-        return _verdict(Relation.conflict, "the new statement leaves this value behind")
+        if _switches(new) or new.old_values:
+            return _verdict(Relation.conflict, "the new statement leaves this value behind")
+        return _verdict(Relation.may_update, "perhaps the new statement leaves this value behind")
     if related and new.new_values and old.values and old.values <= new.new_values and not old.negated:
         return _verdict(Relation.same, "already says the new value")
     return _verdict(Relation.different, "the change is about something else")
@@ -126,7 +191,3 @@ def _relate_by_words(new: Claim, old: Claim) -> MergeVerdict:
     if new.negated == old.negated and new.content and new.content < old.content:
         return _verdict(Relation.same, "nothing new")
     return _verdict(Relation.different, "different words carry different facts")
-
-
-def relate_statements(new: str, existing: str) -> MergeVerdict:
-    return relate_claims(read_claim(new), read_claim(existing))

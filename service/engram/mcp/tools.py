@@ -63,6 +63,7 @@ Correcting: forget_memory when the user asks you to forget something or a memory
 update_memory to fix one (pinned=true keeps it from ever being forgotten by the schedule)."""
 
 MemoryId = Annotated[UUID, Field(description="id of the memory")]
+REPLACES = "ids of older memories this makes no longer true (from a result's candidates or a search): superseded by it"
 
 
 class History(BaseModel):
@@ -178,6 +179,7 @@ def build_mcp(
         now: Annotated[
             Instant | None, Field(description="when it was said, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
+        replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
     ) -> WriteResult:
         """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
         Outcomes: created; duplicate or touched (the same fact was already stored: its mention
@@ -200,6 +202,7 @@ def build_mcp(
                 metadata=metadata or {},
                 pinned=pinned,
                 now=now,
+                replaces=replaces or [],
             )
             return await engram().writes.write(await tenant_of(ctx), item, actor="mcp")
 
@@ -355,6 +358,7 @@ def build_mcp(
         now: Annotated[
             Instant | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
+        replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
     ) -> RememberResult:
         """The default way to remember: give the user's turn and engram keeps what is durable.
         Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
@@ -370,6 +374,7 @@ def build_mcp(
                 occurred_at=occurred_at,
                 now=now,
                 source="mcp",
+                replaces=replaces or [],
             )
             return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
 

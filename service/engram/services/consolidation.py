@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from engram.domain.dedup import Thresholds
 from engram.domain.judgement import Relation
-from engram.domain.models import Memory, MemoryType, NewMemory, Status, WriteOutcome
+from engram.domain.models import Event, HistoryRow, Memory, MemoryType, NewMemory, Status, WriteOutcome
 from engram.domain.tenancy import TenantContext
 from engram.judge import Judge
 from engram.observability import metrics
@@ -95,15 +95,17 @@ class ConsolidationService:
             await repo.update(conn, ctx.schema, other.id, {"status": "superseded", "superseded_by": kept.id})
             kept = await repo.touch(conn, ctx.schema, kept.id, other.mentions)
             details = {"similarity": pair.similarity, "merged_with": str(other.id), "content": other.content}
-            await repo.add_history(conn, ctx.schema, kept.id, "merged", kept.content, ACTOR, details)
             await repo.add_history(
                 conn,
                 ctx.schema,
-                other.id,
-                "superseded",
-                other.content,
-                ACTOR,
-                {"superseded_by": str(kept.id), "reason": "redundant"},
+                HistoryRow(kept.id, Event.merged, kept.content, ACTOR, details),
+                HistoryRow(
+                    other.id,
+                    Event.superseded,
+                    other.content,
+                    ACTOR,
+                    {"superseded_by": str(kept.id), "reason": "redundant"},
+                ),
             )
         return True
 
@@ -140,8 +142,9 @@ class ConsolidationService:
 
     async def _record_derivation(self, ctx: TenantContext, memory: Memory, sources: list[UUID]) -> None:
         async with self._pool.acquire() as conn:
+            details = {"sources": [str(s) for s in sources]}
             await repo.add_history(
-                conn, ctx.schema, memory.id, "derived", memory.content, ACTOR, {"sources": [str(s) for s in sources]}
+                conn, ctx.schema, HistoryRow(memory.id, Event.derived, memory.content, ACTOR, details)
             )
 
 

@@ -6,10 +6,11 @@ happened a day or more apart are two events."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from engram.domain.decisions import Decision, Insert, Looked, Mark, Merge, Retirement, Target, Touch
 from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lifecycle import may_be_same_fact, numbers_of
@@ -17,29 +18,6 @@ from engram.domain.models import Kind, Memory
 from engram.domain.relations import announces_change, announces_change_outright, relate_statements
 from engram.judge import Judge
 from engram.store.memories import MemoryRow
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a new row relates to: a stored memory, or an earlier row of the same batch."""
-
-    memory: Memory | None = None
-    batch_index: int | None = None
-
-    @property
-    def key(self) -> object:
-        return self.memory.id if self.memory is not None else ("batch", self.batch_index)
-
-
-@dataclass(frozen=True)
-class Decision:
-    relation: Relation  # different or conflict = insert
-    target: Target | None = None  # the memory a same/supplement goes into
-    exact: bool = False
-    similarity: float = 1.0
-    verdict: MergeVerdict | None = None
-    retire: list[Target] = field(default_factory=list)  # superseded by whatever now holds the fact
-    reasons: dict[object, str] = field(default_factory=dict)  # retired target key -> why
 
 
 @dataclass(frozen=True)
@@ -119,25 +97,52 @@ async def relate_all(
     return verdicts
 
 
-def decide(related: list[tuple[Candidate, MergeVerdict]]) -> Decision:
+def decide(related: list[tuple[Candidate, MergeVerdict]], asked: list[Memory] | None = None) -> Decision:
     """Every memory a new fact replaces is retired, whatever it goes into: a repeat touches the
-    closest same fact, a detail merges into the closest one it adds to, else it is inserted."""
-    conflicts = [(c, v) for c, v in related if v.relation == Relation.conflict]
-    retire = [c.target for c, _ in conflicts]
-    reasons = {c.target.key: v.reason for c, v in conflicts}
-    for relation in (Relation.same, Relation.supplement):
-        matches = sorted(((c, v) for c, v in related if v.relation == relation), key=lambda cv: -cv[0].similarity)
-        if matches:
-            best, verdict = matches[0]
-            return Decision(
-                relation, best.target, similarity=best.similarity, verdict=verdict, retire=retire, reasons=reasons
-            )
-    if conflicts:
-        closest, verdict = max(conflicts, key=lambda cv: cv[0].similarity)
-        return Decision(
-            Relation.conflict, similarity=closest.similarity, verdict=verdict, retire=retire, reasons=reasons
+    closest same fact, a detail merges into the closest one it adds to, else it is inserted.
+    ``related``: the candidates the judge looked at, with its verdicts; ``asked``: the memories the
+    caller says it replaces. Those the judge thinks it may replace are marked."""
+    named = {m.id: m for m in asked or []}
+    retire = [Retirement(c.target, v.reason) for c, v in related if v.relation == Relation.conflict]
+    retire += [Retirement(Target(memory=m), "replaced, as the caller said", asked=True) for m in named.values()]
+    retire = list({r.target.key: r for r in retire}.values())  # the caller's word last: it wins
+    gone = {r.target.key for r in retire}
+    marks = tuple(
+        Mark(c.target, v.reason) for c, v in related if v.relation == Relation.may_update and c.target.key not in gone
+    )
+    looked = tuple(Looked(c.target, c.similarity, v.relation) for c, v in related)
+    retired = tuple(retire)
+
+    def closest(relation: Relation) -> tuple[Candidate, MergeVerdict] | None:
+        matches = [(c, v) for c, v in related if v.relation == relation and c.target.key not in gone]
+        return max(matches, key=lambda cv: cv[0].similarity) if matches else None
+
+    if (same := closest(Relation.same)) is not None:
+        candidate, verdict = same
+        return Touch(
+            target=candidate.target,
+            similarity=candidate.similarity,
+            verdict=verdict,
+            retire=retired,
+            marks=marks,
+            looked=looked,
         )
-    return Decision(Relation.different)
+    if (detail := closest(Relation.supplement)) is not None:
+        candidate, verdict = detail
+        return Merge(
+            target=candidate.target,
+            content=verdict.merged_content or candidate.content,
+            similarity=candidate.similarity,
+            verdict=verdict,
+            retire=retired,
+            marks=marks,
+            looked=looked,
+        )
+    conflicts = [(c, v) for c, v in related if v.relation == Relation.conflict]
+    if conflicts:
+        nearest, verdict = max(conflicts, key=lambda cv: cv[0].similarity)
+        return Insert(verdict=verdict, similarity=nearest.similarity, retire=retired, marks=marks, looked=looked)
+    return Insert(retire=retired, marks=marks, looked=looked)
 
 
 async def plan(
@@ -147,33 +152,38 @@ async def plan(
     slot_mates: list[list[tuple[Memory, float]]],
     thresholds: Thresholds,
     judge: Judge,
+    asked: list[list[Memory]] | None = None,
 ) -> list[Decision]:
-    """One decision per row, in order; later rows may relate to earlier rows of the batch."""
+    """One decision per row, in order; later rows may relate to earlier rows of the batch.
+    ``asked``: per row, the memories its caller says it replaces."""
     decisions: list[Decision] = []
     vectors = np.stack([r.embedding for r in rows]).astype(np.float32)
     batch_similarity = vectors @ vectors.T  # every row to every row, once
     for i, row in enumerate(rows):
+        replaces = asked[i] if asked else []
+        named = tuple(Retirement(Target(memory=m), "replaced, as the caller said", asked=True) for m in replaces)
         if row.dedup_key in exact:
-            decisions.append(Decision(Relation.same, Target(memory=exact[row.dedup_key]), exact=True))
+            decisions.append(Touch(target=Target(memory=exact[row.dedup_key]), exact=True, retire=named))
             continue
-        twin = next((j for j in range(i) if rows[j].dedup_key == row.dedup_key and _inserted(decisions[j])), None)
+        twin = next((j for j in range(i) if rows[j].dedup_key == row.dedup_key and inserts(decisions[j])), None)
         if twin is not None:
-            decisions.append(Decision(Relation.same, Target(batch_index=twin), exact=True))
+            decisions.append(Touch(target=Target(batch_index=twin), exact=True, retire=named))
             continue
         if row.kind == Kind.turn:  # a transcript line is kept verbatim: never merged or superseded
-            decisions.append(Decision(Relation.different))
+            decisions.append(Insert(retire=named))
             continue
         low = floor(row.content, thresholds, judge)
         candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], low, batch_similarity[i])
-        asked = [(c.content, c.similarity, c.same_slot) for c in candidates]
-        verdicts = await relate_all(row.content, asked, thresholds, judge)
-        related = zip(candidates, verdicts, strict=True)
-        decisions.append(decide([(c, v) for c, v in related if v.relation != Relation.different]))
+        viewed = [c for c in candidates if in_view(row.content, c.similarity, thresholds, judge, c.same_slot)]
+        asked_about = [(c.content, c.similarity, c.same_slot) for c in viewed]
+        verdicts = await relate_all(row.content, asked_about, thresholds, judge)
+        decisions.append(decide(list(zip(viewed, verdicts, strict=True)), replaces))
     return decisions
 
 
-def _inserted(decision: Decision) -> bool:
-    return decision.relation in (Relation.different, Relation.conflict)
+def inserts(decision: Decision) -> bool:
+    """Whether the decision stores a new memory."""
+    return isinstance(decision, Insert)
 
 
 def _candidates(
@@ -199,7 +209,7 @@ def _candidates(
     def admitted(j: int) -> bool:
         earlier = rows[j]
         return (
-            _inserted(decisions[j])
+            inserts(decisions[j])
             and earlier.kind == Kind.fact
             and _scope(earlier) == _scope(row)
             and not happened_apart(row.occurred_at, earlier.occurred_at)

@@ -7,6 +7,7 @@ from pydantic import BaseModel
 from engram.domain.judgement import Turn, TurnJudgement
 from engram.domain.models import Layer, NewMemory, WriteResult
 from engram.domain.tenancy import TenantContext
+from engram.errors import InvalidInput
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.writes import WriteService
@@ -38,10 +39,15 @@ class IngestService:
                     now=turn.now,
                     session_id=turn.session_id,
                     task_id=turn.task_id,
+                    replaces=turn.replaces if index == 0 else [],
                 )
-                for fact in judgement.facts
+                for index, fact in enumerate(judgement.facts)
             ]
             results = await self._writes.write_batch(ctx, items, actor)
+        elif turn.replaces:
+            raise InvalidInput(
+                "replaces: this turn states nothing to keep, so nothing can replace them", field="replaces"
+            )
         else:
             metrics.write_decisions.labels(ctx.name, "skipped").inc()
         return RememberResult(judgement=judgement, judge=self._judge.name, results=results)

@@ -11,7 +11,9 @@ from uuid import UUID
 import asyncpg
 
 from engram.domain.models import (
+    Event,
     HistoryEvent,
+    HistoryRow,
     Layer,
     Memory,
     MemoryCounts,
@@ -131,10 +133,11 @@ class MemoryService:
             if "content" in changes:
                 details["previous_content"] = current.content
             if set(details) == {"pinned"}:  # a pin alone is its own event
-                event = "pinned" if changes["pinned"] else "unpinned"
-                await repo.add_history(conn, ctx.schema, memory_id, event, updated.content, actor, {})
+                event = Event.pinned if changes["pinned"] else Event.unpinned
+                await repo.add_history(conn, ctx.schema, HistoryRow(memory_id, event, updated.content, actor))
             else:
-                await repo.add_history(conn, ctx.schema, memory_id, "updated", updated.content, actor, details)
+                row = HistoryRow(memory_id, Event.updated, updated.content, actor, details)
+                await repo.add_history(conn, ctx.schema, row)
         return updated
 
     async def close(
@@ -168,7 +171,7 @@ class MemoryService:
         self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, reason: str | None = None
     ) -> Memory:
         """Soft delete: hidden from search, restorable until purged."""
-        forgotten = await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason)
+        forgotten = await self._set_status(ctx, memory_id, Status.forgotten, Event.forgotten, actor, reason)
         assert forgotten is not None  # no precondition
         return forgotten
 
@@ -182,10 +185,10 @@ class MemoryService:
             moments = (current.updated_at, current.last_accessed_at, current.reinforced_at)
             return current.status == Status.active and not current.pinned and all(t <= since for t in moments if t)
 
-        return await self._set_status(ctx, memory_id, Status.forgotten, "forgotten", actor, reason, unused)
+        return await self._set_status(ctx, memory_id, Status.forgotten, Event.forgotten, actor, reason, unused)
 
     async def restore(self, ctx: TenantContext, memory_id: UUID, actor: str | None = None) -> Memory:
-        restored = await self._set_status(ctx, memory_id, Status.active, "restored", actor, None)
+        restored = await self._set_status(ctx, memory_id, Status.active, Event.restored, actor, None)
         assert restored is not None  # no precondition
         return restored
 
@@ -194,7 +197,7 @@ class MemoryService:
         ctx: TenantContext,
         memory_id: UUID,
         status: Status,
-        event: str,
+        event: Event,
         actor: str | None,
         reason: str | None,
         precondition: Callable[[Memory], bool] | None = None,
@@ -225,7 +228,12 @@ class MemoryService:
                 ) from None
             details = {"reason": reason} if reason else {}
             details["previous_status"] = current.status.value
-            await repo.add_history(conn, ctx.schema, memory_id, event, current.content, actor, details)
+            rows = [HistoryRow(memory_id, event, current.content, actor, details)]
+            if status == Status.forgotten:  # what it may have replaced is current again
+                lifted = {"reason": f"the newer memory {memory_id} was forgotten"}
+                for older in await repo.unmark_newer_than(conn, ctx.schema, memory_id):
+                    rows.append(HistoryRow(older.id, Event.unmarked, older.content, actor, lifted))
+            await repo.add_history(conn, ctx.schema, *rows)
         return updated
 
     async def purge(
@@ -246,7 +254,7 @@ class MemoryService:
                 raise Conflict(f"memory {memory_id} is {current.status.value}: forget it before purging")
             await repo.delete(conn, ctx.schema, memory_id)
             await repo.erase_history_content(conn, ctx.schema, memory_id)
-            await repo.add_history(conn, ctx.schema, memory_id, "purged", None, actor)
+            await repo.add_history(conn, ctx.schema, HistoryRow(memory_id, Event.purged, None, actor))
         return True
 
 

@@ -18,10 +18,21 @@ import numpy as np
 
 from engram.domain.claims import read_claim
 from engram.domain.dates import resolve_relative_dates
+from engram.domain.decisions import Decision, Insert, Merge, Target, Touch
 from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
-from engram.domain.judgement import Relation
-from engram.domain.models import Kind, Layer, Memory, NewMemory, Status, WriteOutcome, WriteResult
+from engram.domain.models import (
+    Candidate,
+    Event,
+    HistoryRow,
+    Kind,
+    Layer,
+    Memory,
+    NewMemory,
+    Status,
+    WriteOutcome,
+    WriteResult,
+)
 from engram.domain.tenancy import TenantContext
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
@@ -63,14 +74,15 @@ class _Seen:
     exact: dict[str, Memory]
     neighbours: list[list[tuple[Memory, float]]]
     slot_mates: list[list[tuple[Memory, float]]]
+    asked: list[list[Memory]]  # per row, the active memories its caller says it replaces
 
-    async def decide(self, rows: list[MemoryRow], thresholds: Thresholds, judge: Judge) -> list[dedup.Decision]:
-        return await dedup.plan(rows, self.exact, self.neighbours, self.slot_mates, thresholds, judge)
+    async def decide(self, rows: list[MemoryRow], thresholds: Thresholds, judge: Judge) -> list[Decision]:
+        return await dedup.plan(rows, self.exact, self.neighbours, self.slot_mates, thresholds, judge, self.asked)
 
     def fingerprint(self) -> tuple[str, frozenset[tuple[UUID, str, str]]]:
         """Equal while no memory the decisions looked at appeared, went or changed its text (a
         repeat that only counts a mention changes nothing here)."""
-        memories = [*self.exact.values()]
+        memories = [*self.exact.values(), *(m for named in self.asked for m in named)]
         for found in (*self.neighbours, *self.slot_mates):
             memories += [m for m, _ in found]
         return self.model, frozenset((m.id, m.status.value, m.content) for m in memories)
@@ -159,12 +171,12 @@ class WriteService:
             raise InvalidInput("nothing to write: give at least one memory")
         if len(items) > self._max_batch:
             raise InvalidInput(f"a batch holds at most {self._max_batch} memories, got {len(items)}")
-        items = [_with_absolute_dates(item) for item in items]
-        contents = []
-        for index, item in enumerate(items):
+        for index, item in enumerate(items):  # the limit holds for what the caller sent, not what it becomes
             where = index if len(items) > 1 else None
-            contents.append(self.clean_content(item.content, index=where))
+            self.clean_content(item.content, index=where)
             _check_scope(item.layer, item.session_id, item.task_id, index=where)
+        items = [_with_absolute_dates(item) for item in items]
+        contents = [item.content.strip() for item in items]
         rows: list[MemoryRow] = []
         for attempt in range(MAX_PLANS):
             # A write that must decide again queues behind the tenant's other such writes in this
@@ -173,7 +185,7 @@ class WriteService:
                 if not rows or rows[0].embedding_model != ctx.embedding_model:
                     rows = await self._rows(ctx, items, contents, tuple(derived_from or ()))
                 async with self._pool.acquire() as conn:
-                    seen = await self._read(conn, ctx, rows)
+                    seen = await self._read(conn, ctx, rows, items)
                 if seen.model != ctx.embedding_model:  # `engram reindex` moved the tenant meanwhile
                     ctx = replace(ctx, embedding_model=seen.model, embedding_dim=self._embedders.get(seen.model).dim)
                     continue
@@ -195,14 +207,14 @@ class WriteService:
         rows: list[MemoryRow],
         seen: _Seen,
         thresholds: Thresholds,
-        decisions: list[dedup.Decision],
+        decisions: list[Decision],
         merges: dict[int, tuple[str, np.ndarray]],
         actor: str | None,
     ) -> list[WriteResult] | None:
         """Apply the decisions under the tenant's write lock, or None to decide again outside it."""
         async with self.turn(ctx.schema) as (conn, generation):
             moved = generation != seen.generation  # the tenant changed since
-            if moved and (now := await self._read(conn, ctx, rows)).fingerprint() != seen.fingerprint():
+            if moved and (now := await self._read(conn, ctx, rows, items)).fingerprint() != seen.fingerprint():
                 # and what the decisions rest on changed with it
                 if self._judge.remote or now.model != seen.model:
                     return None
@@ -226,15 +238,18 @@ class WriteService:
             for item, content, vector in zip(items, contents, vectors, strict=True)
         ]
 
-    async def _read(self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow]) -> _Seen:
-        """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates.
+    async def _read(
+        self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow], items: list[NewMemory]
+    ) -> _Seen:
+        """What the decisions rest on: the tenant's model, exact copies, nearest facts, slot mates,
+        the memories the callers say they replace.
         The nearest facts are read beside the rest, on a connection that walks the HNSW index; in a
         write turn (``conn`` in its transaction, holding the tenant's lock), all on ``conn``: a read
         on another connection could queue behind a schema change (a reindex's) that waits for this
         very transaction."""
         model, generation = await repo.current_state(conn, ctx.schema)
         if model != ctx.embedding_model:
-            return _Seen(model, generation, {}, [], [])
+            return _Seen(model, generation, {}, [], [], [])
         thresholds = self._thresholds_for(ctx.embedding_model)
         facts = [r for r in rows if r.kind == Kind.fact]
         floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
@@ -247,20 +262,21 @@ class WriteService:
             async with source as near:
                 return await repo.nearest_active(near, ctx.schema, facts, dedup.NEAREST, floors)
 
-        async def the_rest() -> tuple[dict[str, Memory], Near]:
+        async def the_rest() -> tuple[dict[str, Memory], Near, list[list[Memory]]]:
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
-            return exact, await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
+            in_slots = await repo.active_in_slots(conn, ctx.schema, facts, dedup.SLOT_MATES) if facts else []
+            return exact, in_slots, await self._replaced(conn, ctx, items)
 
         if conn.is_in_transaction() or not self._nearest.has_own_connections:
             # All on ``conn``: in a turn (see above; its other statements go by id), or when the
             # nearest query would borrow a second connection of a main pool this one may be the
             # last of (a budget under three).
             found = await nearest(walking_the_index(conn))
-            exact, in_slots = await the_rest()
+            exact, in_slots, asked = await the_rest()
         else:
             reading = asyncio.create_task(nearest(self._nearest.acquire()))
             try:  # ``conn`` goes back to the pool only once nothing runs on it
-                exact, in_slots = await the_rest()
+                exact, in_slots, asked = await the_rest()
             except BaseException:
                 reading.cancel()
                 await asyncio.gather(reading, return_exceptions=True)
@@ -269,16 +285,26 @@ class WriteService:
         near, mates = iter(found), iter(in_slots)
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
-        return _Seen(model, generation, exact, neighbours, slot_mates)
+        return _Seen(model, generation, exact, neighbours, slot_mates, asked)
 
-    def _merged_contents(self, rows: list[MemoryRow], decisions: list[dedup.Decision]) -> dict[int, str]:
+    async def _replaced(
+        self, conn: asyncpg.Connection, ctx: TenantContext, items: list[NewMemory]
+    ) -> list[list[Memory]]:
+        """Per item, the active memories it says it replaces; an id that names no memory of the
+        tenant is refused with its field (one already retired or forgotten is left as it is)."""
+        wanted = list(dict.fromkeys(memory_id for item in items for memory_id in item.replaces))
+        found = {m.id: m for m in await repo.get_many(conn, ctx.schema, wanted)} if wanted else {}
+        for index, item in enumerate(items):
+            for position, memory_id in enumerate(item.replaces):
+                if memory_id not in found:
+                    prefix = f"items[{index}]." if len(items) > 1 else ""
+                    field = f"{prefix}replaces[{position}]"
+                    raise InvalidInput(f"{field}: no memory {memory_id} in this tenant", field=field)
+        return [[found[i] for i in dict.fromkeys(item.replaces) if found[i].status == Status.active] for item in items]
+
+    def _merged_contents(self, rows: list[MemoryRow], decisions: list[Decision]) -> dict[int, str]:
         """The content each merging row leaves in its target."""
-        merged = {}
-        for i, decision in enumerate(decisions):
-            if decision.relation == Relation.supplement:
-                proposed = decision.verdict.merged_content if decision.verdict else None
-                merged[i] = self.clean_content(proposed or rows[i].content)
-        return merged
+        return {i: d.content.strip() or rows[i].content for i, d in enumerate(decisions) if isinstance(d, Merge)}
 
     async def _with_vectors(
         self, ctx: TenantContext, rows: list[MemoryRow], contents: dict[int, str]
@@ -295,62 +321,74 @@ class WriteService:
         ctx: TenantContext,
         items: list[NewMemory],
         rows: list[MemoryRow],
-        decisions: list[dedup.Decision],
+        decisions: list[Decision],
         merges: dict[int, tuple[str, np.ndarray]],
         actor: str | None,
     ) -> list[WriteResult]:
-        inserting = [i for i, d in enumerate(decisions) if d.relation in (Relation.different, Relation.conflict)]
+        inserting = [i for i, d in enumerate(decisions) if isinstance(d, Insert)]
         inserted = await repo.insert_many(conn, ctx.schema, [rows[i] for i in inserting]) if inserting else {}
         if len(inserted) != len(inserting):  # only possible if the unique index saw a writer we did not
             raise Conflict("a concurrent write stored the same memory; retry")
         created = {i: inserted[rows[i].dedup_key] for i in inserting}
-        history: list[tuple] = [
-            (m.id, "written", actor, m.content, _write_details(items[i])) for i, m in created.items()
+        history = [
+            HistoryRow(m.id, Event.written, m.content, actor, _write_details(items[i])) for i, m in created.items()
         ]
 
-        def memory_of(target: dedup.Target | None) -> Memory:
-            assert target is not None, "a same or supplement decision names what it goes into"
-            if target.memory is not None:
-                return target.memory
-            assert target.batch_index is not None
-            return created[target.batch_index]
+        def memory_of(target: Target) -> Memory:
+            return target.memory if target.memory is not None else created[target.batch_index or 0]
 
         results: list[WriteResult] = []
+        marked: list[set[UUID]] = []
         for i, (item, row, decision) in enumerate(zip(items, rows, decisions, strict=True)):
-            details = {"similarity": round(decision.similarity, 4), "content": row.content}
+            details: dict[str, Any] = {"similarity": round(decision.similarity, 4), "content": row.content}
             if decision.verdict is not None:
                 details["reason"] = decision.verdict.reason
-            if decision.relation in (Relation.different, Relation.conflict):
-                holder, outcome = created[i], WriteOutcome.created
-            elif decision.relation == Relation.supplement:
-                current = await repo.get(conn, ctx.schema, memory_of(decision.target).id)
-                assert current is not None, "read again under the lock: it is there"
-                holder = await self._merge(conn, ctx, current, *merges[i])
-                history.append(
-                    (holder.id, "merged", actor, holder.content, {**details, "previous_content": current.content})
-                )
-                outcome = WriteOutcome.merged
-            else:
-                holder = await repo.touch(conn, ctx.schema, memory_of(decision.target).id)
-                history.append((holder.id, "touched", actor, holder.content, details))
-                outcome = WriteOutcome.duplicate if decision.exact else WriteOutcome.touched
+            match decision:
+                case Insert():
+                    holder, outcome = created[i], WriteOutcome.created
+                case Merge(target=target):
+                    current = await repo.get(conn, ctx.schema, memory_of(target).id)
+                    if current is None:
+                        raise Conflict("a memory this write merges into is gone; retry")
+                    holder = await self._merge(conn, ctx, current, *merges[i])
+                    history.append(
+                        HistoryRow(
+                            holder.id,
+                            Event.merged,
+                            holder.content,
+                            actor,
+                            {**details, "previous_content": current.content},
+                        )
+                    )
+                    outcome = WriteOutcome.merged
+                case Touch(target=target, exact=exact):
+                    holder = await repo.touch(conn, ctx.schema, memory_of(target).id)
+                    history.append(HistoryRow(holder.id, Event.touched, holder.content, actor, details))
+                    outcome = WriteOutcome.duplicate if exact else WriteOutcome.touched
+            if holder.newer is not None:  # stated again: current again
+                holder = await repo.update(conn, ctx.schema, holder.id, {"newer_id": None})
+                history.append(HistoryRow(holder.id, Event.unmarked, holder.content, actor, {"reason": "stated again"}))
             retired = []
-            for retiree in decision.retire:
-                old = await repo.get(conn, ctx.schema, memory_of(retiree).id)
+            for retirement in decision.retire:
+                old = await repo.get(conn, ctx.schema, memory_of(retirement.target).id)
                 if old is None or old.status != Status.active or old.id == holder.id:
                     continue
-                old = await repo.update(conn, ctx.schema, old.id, {"status": "superseded", "superseded_by": holder.id})
-                reason = decision.reasons.get(retiree.key, "")
-                history.append(
-                    (
-                        old.id,
-                        "superseded",
-                        actor,
-                        old.content,
-                        {**details, "reason": reason, "superseded_by": str(holder.id)},
-                    )
+                old = await repo.update(
+                    conn, ctx.schema, old.id, {"status": "superseded", "superseded_by": holder.id, "newer_id": None}
                 )
+                why = {"reason": retirement.reason, "superseded_by": str(holder.id), "asked": retirement.asked}
+                history.append(HistoryRow(old.id, Event.superseded, old.content, actor, {**details, **why}))
                 retired.append(old)
+            marked.append(set())
+            for mark in decision.marks:
+                old = await repo.get(conn, ctx.schema, memory_of(mark.target).id)
+                if old is None or old.status != Status.active or old.id == holder.id:
+                    continue
+                if old.newer != holder.id:
+                    await repo.update(conn, ctx.schema, old.id, {"newer_id": holder.id})
+                    why = {"newer": str(holder.id), "reason": mark.reason, "content": row.content}
+                    history.append(HistoryRow(old.id, Event.marked, old.content, actor, why))
+                marked[i].add(old.id)
             if retired and outcome == WriteOutcome.created:
                 outcome = WriteOutcome.superseded
             results.append(
@@ -362,8 +400,8 @@ class WriteService:
                     superseded=retired,
                 )
             )
-        await repo.add_history_many(conn, ctx.schema, history)
-        return results
+        await repo.add_history(conn, ctx.schema, *history)
+        return _with_candidates(results, decisions, marked, memory_of)
 
     async def _merge(
         self, conn: asyncpg.Connection, ctx: TenantContext, target: Memory, content: str, vector: np.ndarray
@@ -397,6 +435,40 @@ class WriteService:
 
     async def embed(self, ctx: TenantContext, content: str) -> np.ndarray:
         return (await self._embedders.get(ctx.embedding_model).embed_documents([content]))[0]
+
+
+# How many of the memories a write looked at it returns, closest first.
+CANDIDATES = 5
+
+
+def _with_candidates(
+    results: list[WriteResult],
+    decisions: list[Decision],
+    marked: list[set[UUID]],
+    memory_of: Callable[[Target], Memory],
+) -> list[WriteResult]:
+    """Each result with the active memories its fact may update or contradict: those the decision
+    looked at that are still active once the whole write is applied, not the fact's own holder."""
+    gone = {m.id for r in results for m in r.superseded} | {r.memory.id for r in results}
+    out = []
+    for result, decision, marks in zip(results, decisions, marked, strict=True):
+        seen: dict[UUID, Candidate] = {}
+        for looked in sorted(decision.looked, key=lambda x: (x.target.memory is None, -x.similarity)):
+            memory = memory_of(looked.target)
+            if memory.id in gone or memory.id in seen or memory.status != Status.active:
+                continue
+            seen[memory.id] = Candidate(
+                id=memory.id,
+                content=memory.content,
+                type=memory.type,
+                date=memory.occurred_at or memory.created_at,
+                created_at=memory.created_at,
+                similarity=round(looked.similarity, 4),
+                marked=memory.id in marks,
+            )
+        ranked = sorted(seen.values(), key=lambda c: (not c.marked, -c.similarity))
+        out.append(result.model_copy(update={"candidates": ranked[:CANDIDATES]}))
+    return out
 
 
 def _with_absolute_dates(item: NewMemory) -> NewMemory:

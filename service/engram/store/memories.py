@@ -14,7 +14,7 @@ from pgvector import Vector
 
 from engram.domain.centring import LANGUAGES, Centring
 from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
-from engram.domain.models import HistoryEvent, Memory, MemoryFilter
+from engram.domain.models import HistoryEvent, HistoryRow, Memory, MemoryFilter
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
 from engram.store.filters import Params, where
@@ -22,7 +22,7 @@ from engram.store.filters import Params, where
 COLUMNS = """m.id, m.content, m.kind, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
     m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.mentions, m.reinforced_at,
     m.pinned, m.status, m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model,
-    m.forgotten_at, m.derived_from"""
+    m.forgotten_at, m.derived_from, m.newer_id AS newer"""
 
 
 @dataclass(frozen=True)
@@ -218,6 +218,20 @@ async def get(conn: asyncpg.Connection, schema: str, memory_id: UUID, *, lock: b
     return to_memory(record) if record else None
 
 
+async def get_many(conn: asyncpg.Connection, schema: str, ids: list[UUID]) -> list[Memory]:
+    records = await conn.fetch(f"SELECT {COLUMNS} FROM {schema}.memories m WHERE m.id = ANY($1::uuid[])", ids)
+    return [to_memory(r) for r in records]
+
+
+async def unmark_newer_than(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> list[Memory]:
+    """The marks pointing at a memory are lifted (it was forgotten: what it may have replaced is
+    current again); the memories unmarked."""
+    records = await conn.fetch(
+        f"""UPDATE {schema}.memories m SET newer_id = NULL WHERE m.newer_id = $1 RETURNING {COLUMNS}""", memory_id
+    )
+    return [to_memory(r) for r in records]
+
+
 async def counts(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
     """How many memories of each (type, layer, status)."""
     return await conn.fetch(
@@ -305,28 +319,8 @@ async def delete(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None
     await conn.execute(f"DELETE FROM {schema}.memories WHERE id = $1", memory_id)
 
 
-async def add_history(
-    conn: asyncpg.Connection,
-    schema: str,
-    memory_id: UUID,
-    event: str,
-    content: str | None,
-    actor: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> None:
-    await conn.execute(
-        f"""INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
-            VALUES ($1, $2, $3, $4, $5)""",
-        memory_id,
-        event,
-        actor,
-        content,
-        details or {},
-    )
-
-
-async def add_history_many(conn: asyncpg.Connection, schema: str, rows: list[tuple[Any, ...]]) -> None:
-    """Rows of (memory_id, event, actor, content, details), in one statement."""
+async def add_history(conn: asyncpg.Connection, schema: str, *rows: HistoryRow) -> None:
+    """Record events in the memories' histories, in order, in one statement."""
     if not rows:
         return
     await conn.execute(
@@ -335,11 +329,11 @@ async def add_history_many(conn: asyncpg.Connection, schema: str, rows: list[tup
             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
                  AS t(memory_id, event, actor, content, details, position)
             ORDER BY t.position""",
-        [r[0] for r in rows],
-        [r[1] for r in rows],
-        [r[2] for r in rows],
-        [r[3] for r in rows],
-        [json.dumps(r[4]) for r in rows],
+        [r.memory_id for r in rows],
+        [r.event.value for r in rows],
+        [r.actor for r in rows],
+        [r.content for r in rows],
+        [json.dumps(dict(r.details)) for r in rows],
     )
 
 

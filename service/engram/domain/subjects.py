@@ -1,0 +1,414 @@
+"""Who a statement is about (pure): the user, one of the user's people ("my sister", "我老婆"),
+someone named ("Sophie", "王芳", "小李"), someone unnamed ("she", "他") or we.
+
+    "I live in Berlin"                 -> user
+    "My older sister Mia is a nurse"   -> user/sister, named mia
+    "Sophie is my daughter"            -> named sophie
+    "My manager's manager is Dev"      -> user/boss/boss
+    "同事小李的邮箱是..."                  -> user/colleague, named 小李
+    "我叔叔今年五十岁" / "我舅舅今年五十岁" -> user/uncle (叔叔) / user/uncle (舅舅): two people
+    "She moved to Rome"                -> someone
+
+The subject is the first person the statement names before its verb; a statement that names
+nobody there is the user's own ("Finally done unpacking in Denver", "离职了"): people tell an
+assistant about themselves without saying "I". Whether two statements are about one person is
+``same_person``: certain only for the user, a name said twice, or a relation one has one of (my
+mother, my wife, my boss); perhaps for a relation one may have several of (a sister, a friend)
+or a name against the same relation unnamed; never for "he" and "she", who are never known to
+be the same someone twice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from engram.domain.lexicon import concepts_in, domain_of, people_in
+from engram.domain.tokenize import segment
+
+USER = "user"
+SOMEONE = "someone"
+WE = "we"
+
+
+class Sameness(StrEnum):
+    same = "same"  # certainly one person
+    perhaps = "perhaps"  # one person or two: a sister, a friend, a name against "my boss"
+    different = "different"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Who: a path of relations from the user ("user", "sister") or from a name, and the name
+    the person is given, if any. ``terms`` are the words each relation was said in (叔叔 and 舅舅
+    are both an uncle, and two uncles)."""
+
+    path: tuple[str, ...]
+    name: str | None = None
+    terms: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return "/".join(self.path) + (f":{self.name}" if self.name else "")
+
+    @property
+    def is_user(self) -> bool:
+        return self.path == (USER,) and self.name is None
+
+
+THE_USER = Subject((USER,))
+
+# One at a time: "my mother" said twice is one person; "my sister" said twice may be two.
+_ONLY_ONE = frozenset(
+    {
+        "mother",
+        "father",
+        "parents",
+        "wife",
+        "husband",
+        "partner",
+        "boss",
+        "company",
+        "office",
+        "home",
+        "school",
+        "team",
+        "department",
+    }
+)
+# Chinese kin words that name one person each, where English has one word for several: 叔叔 and
+# 舅舅 are both "uncle", and two uncles. Words of one group name the same person.
+_ZH_REFERENT_GROUPS = (
+    "老婆 妻子 太太 媳妇 爱人 老伴",
+    "老公 丈夫",
+    "妈妈 母亲 老妈 妈 娘",
+    "爸爸 父亲 老爸 爸",
+    "姐姐 姐",
+    "妹妹 妹",
+    "哥哥 哥",
+    "弟弟 弟",
+    "叔叔 叔",
+    "伯伯 伯父 伯",
+    "舅舅 舅",
+    "姑父",
+    "姨父",
+    "姑姑 姑妈 姑",
+    "阿姨 姨妈 姨",
+    "舅妈",
+    "婶婶 婶",
+    "奶奶",
+    "爷爷",
+    "外婆 姥姥",
+    "外公 姥爷",
+    "表哥",
+    "表姐",
+    "表妹",
+    "表弟",
+    "堂哥",
+    "堂姐",
+    "堂妹",
+    "堂弟",
+)
+_ZH_REFERENT = {word: group.split()[0] for group in _ZH_REFERENT_GROUPS for word in group.split()}
+# One-character kin words, people only right after an owner ("我姐", "我妈"): alone they are parts of
+# other words (小姐, 哥们).
+_ZH_SHORT_KIN = {
+    "姐": "sister",
+    "妹": "sister",
+    "哥": "brother",
+    "弟": "brother",
+    "妈": "mother",
+    "爸": "father",
+    "叔": "uncle",
+    "伯": "uncle",
+    "舅": "uncle",
+    "姑": "aunt",
+    "姨": "aunt",
+    "婶": "aunt",
+    "娘": "mother",
+}
+
+_FIRST_PERSON_EN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "myself", "im", "ive"})
+_OWNER_EN = {"my": USER, "mine": USER, "our": WE, "ours": WE}
+_THIRD_EN = frozenset({"he", "she", "they", "him", "her", "his", "their", "them", "he's", "she's", "they're"})
+_WE_EN = frozenset({"we", "us", "we're", "we've", "we'd", "we'll"})
+_EN_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+")
+# Before a relation, words that qualify it ("my older sister", "my best friend", "my new boss").
+_QUALIFIERS = frozenset(
+    {
+        "older",
+        "elder",
+        "younger",
+        "little",
+        "big",
+        "baby",
+        "best",
+        "new",
+        "old",
+        "former",
+        "ex",
+        "late",
+        "twin",
+        "eldest",
+        "youngest",
+        "oldest",
+        "step",
+        "dear",
+        "closest",
+        "favorite",
+        "favourite",
+        "other",
+        "second",
+        "first",
+    }
+)
+_ZH_FIRST_PERSON = frozenset({"我", "本人", "用户", "俺"})
+_ZH_WE = frozenset({"我们", "咱们", "咱", "我俩", "我们俩"})
+_ZH_THIRD = frozenset({"他", "她", "他们", "她们", "人家"})
+_ZH_NAME = re.compile(
+    r"^(?:小|老|阿)[\u3400-\u9fff]$|^([\u3400-\u9fff])\1$|^[\u3400-\u9fff]{1,2}(?:总|老师|医生|经理|姐|哥|叔|姨)$"
+)
+_ZH_STOP_FLAGS = ("v", "p")  # a verb, a preposition: the subject is behind
+# "公司把我调到成都": the user is what the sentence is about, whoever does it.
+_ZH_USER_AS_OBJECT = re.compile("(?:把|让|给|叫|派|调|送)我(?!们)")
+# Nouns of attributes jieba may take for names ("英文名", "网名").
+_ZH_NOT_NAMES = frozenset("英文名 中文名 名字 姓名 网名 昵称 小名 大名 邮箱 手机号 电话 微信号 地址 生日".split())
+
+
+def subject_of(clause: str, default: Subject = THE_USER) -> Subject:
+    """Who the clause is about (see the module's docstring); ``default`` when it names nobody
+    before its verb (the user, or for a later clause the subject of the one before)."""
+    chinese = re.search(r"[\u3400-\u9fff]", clause) is not None and _mostly_chinese(clause)
+    return (_subject_zh(clause) if chinese else _subject_en(clause)) or default
+
+
+def _mostly_chinese(text: str) -> bool:
+    return len(re.findall(r"[\u3400-\u9fff]", text)) >= len(re.findall(r"[A-Za-z]+", text))
+
+
+def _relation_en(word: str) -> str | None:
+    people = people_in(word)
+    if people and people[0].start == 0 and people[0].end == len(word):
+        return people[0].concept
+    concepts = [m.concept for m in concepts_in(word)]
+    if concepts and domain_of(concepts[0]) == "pet":  # "my cat Jasper" is about the cat
+        return concepts[0]
+    return None
+
+
+def _name_like(token: str, at_start: bool, following: str | None) -> bool:
+    """A capitalised word that names someone: not a word of the language, or a noun said first and
+    followed by what is said of it ("Jasper is 9", "Jasper's all better")."""
+    if not token[:1].isupper() or token.lower() in _NOT_NAMES or concepts_in(token.lower()):
+        return False
+    kinds = _lemma_kinds(token.lower().removesuffix("'s").removesuffix("’s"))
+    if not kinds or (at_start and token.endswith(("'s", "’s"))):  # "Mike's a Leo", "Jasper's all better"
+        return True
+    return (
+        at_start
+        and kinds <= {"NOUN", "PROPN"}
+        and following is not None
+        and (
+            following.lower() in {"is", "was", "has", "had", "and", "got", "turned", "just"}
+            or token.endswith(("'s", "’s"))
+        )
+    )
+
+
+@lru_cache(maxsize=65536)
+def _lemma_kinds(word: str) -> frozenset[str]:
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(word))
+
+
+def _is_verb(word: str) -> bool:
+    return bool(_lemma_kinds(word) & {"VERB", "AUX"}) and word not in _OWNER_EN
+
+
+_NOT_NAMES = frozenset(
+    """now today yesterday tonight tomorrow recently lately currently actually also then these those well so and
+    but oh hey hi yes no ok okay sure still always usually sometimes every last next this since after before when
+    while because although though if once on in at for from with as lol please thanks monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august september october november
+    december weekends weekdays mornings evenings nights the a an my our your finally just ugh omg wow big new
+    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred""".split()
+)
+
+
+def _subject_en(clause: str) -> Subject | None:
+    tokens = _EN_TOKEN.findall(clause)
+    owner: Subject | None = None
+    i = 0
+    while i < len(tokens):
+        token, low = tokens[i], tokens[i].lower()
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if low == "the" and following is not None and following.lower() in ("user", "user's", "user’s"):
+            if following.lower() == "user":
+                return THE_USER
+            owner, i = THE_USER, i + 2
+            continue
+        if low in _FIRST_PERSON_EN:
+            return THE_USER
+        if low in _OWNER_EN:
+            owner, i = (THE_USER if _OWNER_EN[low] == USER else Subject((WE,))), i + 1
+            continue
+        if low in _WE_EN:
+            return Subject((WE,))
+        bare = low.removesuffix("'s").removesuffix("’s")
+        relation = _relation_en(bare)
+        if relation is not None:
+            return _chain_en(owner or THE_USER, tokens, i)
+        if owner is None and _name_like(token, i <= 1, following):  # after "my" it is a brand: "my Netflix"
+            name = token.removesuffix("'s").removesuffix("’s").lower()
+            if token.endswith(("'s", "’s")):  # "Tom's wife", "Kim's number"
+                return _chain_en(Subject((f"name:{name}",), None), tokens, i + 1, named=Subject((f"name:{name}",)))
+            return Subject(("name",), name)
+        if low in _THIRD_EN:
+            return Subject((SOMEONE,))
+        if token.endswith(("'s", "’s")) and owner is None and bare not in _OWNER_EN and not _lemma_kinds(bare):
+            return Subject(("name",), bare)  # "kim's number": someone's, even in lower case
+        if owner is None and i > 0 and _is_verb(low):
+            break  # past the verb: what follows is what is said, not who
+        if owner is not None and low not in _QUALIFIERS and _is_verb(low):
+            break
+        i += 1
+    return owner
+
+
+def _chain_en(owner: Subject, tokens: list[str], i: int, named: Subject | None = None) -> Subject:
+    """From tokens[i] on: relations joined by "'s" ("my manager's manager"), and the name given
+    right after the last ("my sister Mia", "my cat Jasper")."""
+    path, terms = list(owner.path), list(owner.terms)
+    while i < len(tokens):
+        low = tokens[i].lower()
+        bare = low.removesuffix("'s").removesuffix("’s")
+        relation = _relation_en(bare)
+        if relation is None:
+            if low in _QUALIFIERS and len(path) == len(owner.path):
+                i += 1
+                continue
+            break
+        path.append(relation)
+        terms.append(bare)
+        i += 1
+        if not low.endswith(("'s", "’s")):
+            break
+    if len(path) == len(owner.path):
+        return named or owner
+    name = None
+    if i < len(tokens) and tokens[i][:1].isupper() and tokens[i].lower() not in _NOT_NAMES:
+        name = tokens[i].removesuffix("'s").removesuffix("’s").lower()
+    return Subject(tuple(path), name, tuple(terms))
+
+
+@lru_cache(maxsize=16384)
+def _tagged(text: str) -> tuple[tuple[str, str], ...]:
+    """Chinese words with their parts of speech (jieba), cut on the words ``segment`` finds."""
+    import jieba.posseg
+
+    segment("")  # the dictionary, loaded once
+    return tuple((w.word, w.flag) for w in jieba.posseg.cut(text))
+
+
+def _subject_zh(clause: str) -> Subject | None:
+    if _ZH_USER_AS_OBJECT.search(clause):
+        return THE_USER
+    words = _joined_names(
+        [(w, f) for w, f in _tagged(clause) if w.strip() and not re.fullmatch(r"[，,、。.！!？?：:；;~～\s]+", w)]
+    )
+    for index, (word, flag) in enumerate(words):
+        if word in _ZH_FIRST_PERSON or word in ("我的", "用户的") or word in _ZH_WE:
+            owner = THE_USER if word not in _ZH_WE else Subject((WE,))
+            return _owned_zh(owner, words, index + 1)
+        kin = _kin_zh(word, False)
+        if kin is not None:  # "同事小李", "老板是周总": the user's
+            return Subject((USER, kin[0]), _name_after(words, index + 1), (kin[1],))
+        if word in _ZH_NOT_NAMES:
+            continue
+        if flag == "nr" or _ZH_NAME.match(word):
+            after = words[index + 1 : index + 3]
+            if len(after) == 2 and after[0][0] == "的" and (kin := _kin_zh(after[1][0], True)) is not None:
+                return Subject((f"name:{word}", kin[0]), None, (kin[1],))  # "老陈的儿子": someone of theirs
+            return Subject(("name",), word)
+        if word in _ZH_THIRD:
+            return Subject((SOMEONE,))
+        if flag.startswith(_ZH_STOP_FLAGS) or word == "是":
+            break
+    return None
+
+
+def _owned_zh(owner: Subject, words: list[tuple[str, str]], index: int) -> Subject:
+    """After "我" / "我们": one of theirs if a kin or role word comes within a few words, before any
+    verb ("我妈", "我的大学室友", "我们部门经理"); "我和李明" is we; else the owner itself."""
+    if index < len(words) and words[index][0] in ("和", "跟", "与", "同"):
+        return Subject((WE,))
+    for offset, (word, flag) in enumerate(words[index : index + 4]):
+        kin = _kin_zh(word, offset == 0 or words[index + offset - 1][0] == "的")
+        if kin is not None:
+            relation, term = kin
+            return Subject((*owner.path, relation), _name_after(words, index + offset + 1), (*owner.terms, term))
+        if flag.startswith(_ZH_STOP_FLAGS) or word in ("是", "也", "都", "还", "就", "不", "没"):
+            break
+    return owner
+
+
+def _joined_names(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """jieba cuts some nicknames in two ("小美" as 小 + 美): joined back into one name."""
+    out: list[tuple[str, str]] = []
+    for word, flag in words:
+        if out and out[-1][0] in ("小", "老", "阿") and len(word) == 1 and re.match(r"[\u3400-\u9fff]", word):
+            out[-1] = (out[-1][0] + word, "nr")
+        else:
+            out.append((word, flag))
+    return out
+
+
+def _kin_zh(word: str, owned: bool) -> tuple[str, str] | None:
+    """(relation, the word it was said in) for a kin or role word; one-character ones only when
+    owned ("我姐")."""
+    if owned and word in _ZH_SHORT_KIN:
+        return _ZH_SHORT_KIN[word], _ZH_REFERENT.get(word, word)
+    people = people_in(word)
+    if people and people[0].start == 0 and people[0].end == len(word):
+        return people[0].concept, _ZH_REFERENT.get(word, word)
+    if owned and len(word) >= 2 and word[0] in _ZH_SHORT_KIN and word[1:] in ("家", "们"):
+        return None
+    return None
+
+
+def _name_after(words: list[Any], index: int) -> str | None:
+    """The name given right after a relation: "同事小李", "我女儿小美"."""
+    if index < len(words):
+        word, flag = words[index]
+        if flag == "nr" or _ZH_NAME.match(word):
+            return str(word)
+    return None
+
+
+def same_person(a: Subject, b: Subject) -> Sameness:
+    """Whether two statements' subjects are one person (see the module's docstring)."""
+    if SOMEONE in (a.path[0], b.path[0]):
+        return Sameness.different
+    if a.name and b.name:
+        return Sameness.same if a.name == b.name else Sameness.different
+    if {a.path, b.path} == {(USER,), (WE,)} and not (a.name or b.name):  # "we moved": the user's household
+        return Sameness.perhaps
+    if a.path != b.path:
+        return Sameness.different
+    if a.name or b.name:  # "my sister" and "my sister Mia"
+        return Sameness.perhaps
+    if a.path == (USER,):
+        return Sameness.same
+    if a.path == (WE,):
+        return Sameness.perhaps
+    if _chinese_terms_differ(a.terms, b.terms):
+        return Sameness.different  # 叔叔 and 舅舅: two uncles
+    return Sameness.same if a.path[-1] in _ONLY_ONE else Sameness.perhaps
+
+
+def _chinese_terms_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return any(x != y and x in _ZH_REFERENT.values() and y in _ZH_REFERENT.values() for x, y in zip(a, b, strict=False))
