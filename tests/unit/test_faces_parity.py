@@ -143,6 +143,7 @@ EVERY_FILTER = {
     "created_before": datetime(2026, 2, 1, tzinfo=UTC),
     "occurred_after": datetime(2026, 1, 1, tzinfo=UTC),
     "occurred_before": datetime(2026, 2, 1, tzinfo=UTC),
+    "current_only": True,
 }
 
 

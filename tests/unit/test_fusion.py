@@ -15,6 +15,7 @@ from engram.domain.fusion import (
     Similarity,
     Weights,
     add_context,
+    below_newer,
     cut,
     fuse,
     in_time,
@@ -193,3 +194,45 @@ def test_fused_hit_round_trips_through_json():
     a = ids(1)[0]
     [h] = fuse(sims({a: 0.5}), [hit(a, 0.5)], [], W)
     assert FusedHit.model_validate_json(h.model_dump_json()) == h
+
+
+@given(
+    st.lists(st.tuples(unit, unit, st.sampled_from([0.5, 1.0]), st.sampled_from([0.9, 1.0])), min_size=2, max_size=6)
+)
+def test_an_older_memory_ranks_below_every_newer_one_that_may_replace_it(channels):
+    """A chain older -> newer -> ... ends each below the next, whatever their own evidence, time
+    and layer; scores stay in [0, 1] and follow the formula explain states."""
+    chain = ids(len(channels))
+    fused = fuse(
+        sims({m: v for m, (v, _, _, _) in zip(chain, channels, strict=True)}),
+        [hit(m, k) for m, (_, k, _, _) in zip(chain, channels, strict=True)],
+        [],
+        W,
+    )
+    factors = {m: (t, layer) for m, (_, _, t, layer) in zip(chain, channels, strict=True)}
+    fused = [h.model_copy(update={"time": factors[h.id][0], "layer": factors[h.id][1]}) for h in fused]
+    fused = [h.model_copy(update={"score": score_of(h)}) for h in fused]
+    ranked = {h.id: h for h in below_newer(fused, dict(itertools.pairwise(chain)), W)}
+    for older, newer in itertools.pairwise(chain):
+        if ranked[older].score > 0:
+            assert ranked[older].score < ranked[newer].score
+        assert ranked[older].newer == newer
+    for h in ranked.values():
+        assert 0 <= h.score <= 1 and 0 <= h.relevance <= 1
+        assert abs(h.score - score_of(h)) <= 2e-6
+
+
+def test_a_newer_memory_answers_what_the_older_one_answered():
+    old, new, other = ids(3)
+    fused = fuse(sims({old: 0.8, new: 0.0, other: 0.3}), [hit(old, 0.9)], [], W)
+    ranked = below_newer(fused, {old: new}, W)
+    assert [h.id for h in ranked] == [new, old, other]
+    by_id = {h.id: h for h in ranked}
+    assert by_id[new].channels.older == by_id[old].relevance and by_id[old].standing < 1
+    assert by_id[other].standing == 1 and by_id[other].newer is None
+
+
+def test_a_mark_whose_newer_memory_is_not_a_candidate_changes_nothing():
+    old, gone = ids(2)
+    fused = fuse(sims({old: 0.8}), [], [], W)
+    assert below_newer(fused, {old: gone}, W) == fused

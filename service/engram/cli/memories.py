@@ -41,6 +41,7 @@ KindOpt = Annotated[list[Kind] | None, typer.Option("--kind", help="fact or turn
 LayerOpt = Annotated[list[Layer] | None, typer.Option("--layer", help="only this layer (repeatable)")]
 PinnedOpt = Annotated[bool | None, typer.Option("--pinned/--unpinned", help="only pinned, or only unpinned, memories")]
 ContainsOpt = Annotated[str | None, typer.Option(help="only memories whose content holds this text (any case)")]
+CurrentOpt = Annotated[bool, typer.Option("--current-only", help="leave out memories a newer one may have replaced")]
 TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
 ReplacesOpt = Annotated[
@@ -116,6 +117,7 @@ def search(
     tag: TagOpt = None,
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
+    current_only: CurrentOpt = False,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -151,6 +153,7 @@ def list_(
     tag: TagOpt = None,
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
+    current_only: CurrentOpt = False,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -184,6 +187,7 @@ def timeline(
     tag: TagOpt = None,
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
+    current_only: CurrentOpt = False,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,

@@ -32,10 +32,12 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 FORMULA = (
-    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context), "
-    "where w_vector is 1 - (1 - w_vector)(1 - w_keyword/2) for a memory in another language than the query; "
-    "score = relevance * time * layer"
+    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context)"
+    "(1 - older), where w_vector is 1 - (1 - w_vector)(1 - w_keyword/2) for a memory in another language than "
+    "the query; score = relevance * time * layer * standing"
 )
+# A memory a newer one may have replaced keeps at most this share of the newer one's score.
+BELOW_NEWER = 0.9
 
 
 class Weights(BaseModel):
@@ -71,6 +73,9 @@ class ChannelScores(BaseModel):
     keyword: float = Field(0.0, description="share of the query's idf the memory holds")
     rule: float = Field(0.0, description="share of the query's identifiers the memory holds")
     context: float = Field(0.0, description="best relevance among its conversation neighbours, divided by distance")
+    older: float = Field(
+        0.0, description="relevance of an older memory this one may have replaced: it answers what that one answered"
+    )
 
 
 class FusedHit(BaseModel):
@@ -80,6 +85,10 @@ class FusedHit(BaseModel):
     channels: ChannelScores
     time: float = Field(1.0, description="1 inside the time the query named, less outside it")
     layer: float = Field(1.0, description="the preference of the memory's layer")
+    standing: float = Field(
+        1.0, description="1 for a current memory; below 1 for one a newer memory may have replaced (see newer)"
+    )
+    newer: UUID | None = Field(None, description="a newer memory that may have replaced this one: ranked above it")
     other_language: bool = Field(
         False, description="in another language than the query: its vector also counts at half the keyword weight"
     )
@@ -121,12 +130,13 @@ class _Odds:
         missed *= 1.0 - self.keyword * clip(c.keyword)
         missed *= 1.0 - self.rule * clip(c.rule)
         missed *= 1.0 - self.context * clip(c.context)
+        missed *= 1.0 - clip(c.older)
         return 1.0 - missed
 
 
 def score_of(hit: FusedHit) -> float:
     """The score as explain states it: reproducible from the hit's own fields."""
-    return round(hit.relevance * hit.time * hit.layer, 6)
+    return round(hit.relevance * hit.time * hit.layer * hit.standing, 6)
 
 
 def _scored(hit: FusedHit, weights: Weights, **changes: object) -> FusedHit:
@@ -218,9 +228,49 @@ def prefer_layers(fused: list[FusedHit], layers: dict[UUID, str], preference: di
             continue
         layer = clip(preference.get(layers[h.id], 1.0))
         if layer != h.layer:
-            h = h.model_copy(update={"layer": layer, "score": round(h.relevance * h.time * layer, 6)})
+            h = h.model_copy(update={"layer": layer})
+            h.score = score_of(h)
         out.append(h)
     return best_first(out)
+
+
+def below_newer(fused: list[FusedHit], newer_of: dict[UUID, UUID], weights: Weights) -> list[FusedHit]:
+    """A memory a newer one may have replaced (``newer_of``: older -> newer, both among ``fused``)
+    ranks just below the newer one: the newer one answers what the older one answered (the older
+    one's relevance is evidence of its own, channel ``older``), and the older one keeps at most
+    BELOW_NEWER of the newer one's score (its ``standing``). Along a chain A -> B -> C relevance is
+    lent oldest first and scores are capped newest first, so each ends below the next."""
+    by_id = {h.id: h for h in fused}
+    chains = {old: new for old, new in newer_of.items() if old in by_id and new in by_id and old != new}
+    order = _oldest_first(chains)
+    for old in order:
+        older, newer = by_id[old], by_id[chains[old]]
+        lent = round(max(newer.channels.older, older.relevance), 6)
+        by_id[newer.id] = _scored(newer, weights, channels=newer.channels.model_copy(update={"older": lent}))
+    for old in reversed(order):
+        older, newer = by_id[old], by_id[chains[old]]
+        ceiling = round(BELOW_NEWER * newer.score, 6)
+        plain = older.relevance * older.time * older.layer
+        standing = round(min(1.0, ceiling / plain), 6) if plain > 0 else 1.0
+        older = older.model_copy(update={"standing": standing, "newer": newer.id})
+        older.score = min(score_of(older), ceiling)
+        by_id[old] = older
+    return best_first(by_id.values())
+
+
+def _oldest_first(chains: dict[UUID, UUID]) -> list[UUID]:
+    """The older memories of the chains, each before the ones that come after it (a cycle, which
+    the write path never makes, is broken where it is entered)."""
+    depth: dict[UUID, int] = {}
+    for start in chains:
+        path, node = [], start
+        while node in chains and node not in depth and node not in path:
+            path.append(node)
+            node = chains[node]
+        base = depth.get(node, -1)
+        for offset, item in enumerate(reversed(path)):
+            depth[item] = base + 1 + offset if node in depth else offset
+    return sorted(chains, key=lambda old: -depth.get(old, 0))
 
 
 def cut(fused: list[FusedHit], ratio: float, floor: float = 0.0) -> list[FusedHit]:

@@ -212,6 +212,9 @@ class MemoryFilter(BaseModel):
     contains: Text | None = Field(
         None, min_length=1, max_length=200, description="memories whose content holds this text (any case)"
     )
+    current_only: Flag = Field(
+        False, description="leave out memories a newer one may have replaced (those with `newer`)"
+    )
 
     @classmethod
     def named(cls, arguments: Mapping[str, Any], spelling: Mapping[str, str] | None = None) -> MemoryFilter:

@@ -106,6 +106,7 @@ class BriefMemory(Brief):
     type: MemoryType
     date: datetime = Field(description="when it happened, else when it was stored")
     status: Status | None = Field(None, description="given when not active")
+    newer: UUID | None = Field(None, description="a newer memory that may have replaced this one")
     memory: Memory | None = Field(None, description="every field, with detail='full'")
 
     @classmethod
@@ -116,6 +117,7 @@ class BriefMemory(Brief):
             type=memory.type,
             date=(memory.occurred_at or memory.created_at).replace(microsecond=0),
             status=None if memory.status == Status.active else memory.status,
+            newer=memory.newer,
             memory=memory if detail == Detail.full else None,
             **extra,
         )

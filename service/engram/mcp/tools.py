@@ -236,6 +236,9 @@ def build_mcp(
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
         contains: Contains = None,
+        current_only: Annotated[
+            Flag, Field(description="leave out memories a newer one may have replaced (those with `newer`)")
+        ] = False,
         now: Annotated[
             Instant | None, Field(description="the time 'last week' or '上次' in the query count from (default: now)")
         ] = None,
@@ -290,6 +293,9 @@ def build_mcp(
         tags: Annotated[list[str] | None, Field(description="memories carrying all of these tags")] = None,
         pinned: Annotated[Flag | None, Field(description="true: only pinned memories; false: only unpinned")] = None,
         contains: Contains = None,
+        current_only: Annotated[
+            Flag, Field(description="leave out memories a newer one may have replaced (those with `newer`)")
+        ] = False,
         session_id: Annotated[str | None, Field(description="only this conversation's memories")] = None,
         task_id: Annotated[str | None, Field(description="only this task's memories")] = None,
         created_after: Annotated[Instant | None, Field(description="stored at or after, ISO 8601")] = None,

@@ -27,6 +27,7 @@ from engram.domain.fusion import (
     Similarity,
     Weights,
     add_context,
+    below_newer,
     best_first,
     cut,
     fuse,
@@ -218,11 +219,19 @@ class SearchService:
                         added = set(newcomers)
                         fused = best_first([h for h in fused if h.id not in added] + fused_of(added))
                     fused = add_context(fused, links, weights)
+            # A newer memory that may have replaced a candidate is one too: it ranks above it.
+            pointed = {m.newer for m, _ in rows.values() if m.newer is not None and m.newer not in rows}
+            if pointed:
+                added = set(await repo.admitted(conn, ctx.schema, sorted(pointed), request.filter))
+                if added:
+                    rows |= await self._hydrate(conn, ctx, sorted(added), query)
+                    fused = best_first([*fused, *fused_of(added)])
         window = reading.intent.window
         if window is not None:
             inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
             fused = in_time(fused, inside, s.outside_window, weights)
         fused = prefer_layers(fused, {i: m.layer.value for i, (m, _) in rows.items()}, self._layer_weights)
+        fused = below_newer(fused, {i: m.newer for i, (m, _) in rows.items() if m.newer is not None}, weights)
         kept = cut(fused, s.cut_ratio, s.min_score)
         if reading.intent.recent:
             kept = latest_first(kept, {i: happened(m) for i, (m, _) in rows.items()}, s.recent_ratio)

@@ -42,6 +42,8 @@ def where(f: MemoryFilter, params: Params, alias: str = "m") -> str:
         clauses.append(f"{alias}.tags @> {params.add(list(f.tags))}::text[]")
     if f.pinned is not None:
         clauses.append(f"{alias}.pinned = {params.add(f.pinned)}")
+    if f.current_only:
+        clauses.append(f"{alias}.newer_id IS NULL")
     if f.contains:
         clauses.append(f"strpos(lower({alias}.content), lower({params.add(f.contains)})) > 0")
     return " AND ".join(clauses)

@@ -533,6 +533,16 @@ async def neighbours(
     return [(r["anchor"], r["neighbour"], int(r["distance"])) for r in records]
 
 
+async def admitted(conn: asyncpg.Connection, schema: str, ids: list[UUID], f: MemoryFilter) -> list[UUID]:
+    """Those of ``ids`` the filter admits."""
+    params = Params(ids)
+    condition = where(f, params)
+    records = await conn.fetch(
+        f"SELECT m.id FROM {schema}.memories m WHERE m.id = ANY($1::uuid[]) AND {condition}", *params.values
+    )
+    return [r["id"] for r in records]
+
+
 async def hydrate(
     conn: asyncpg.Connection,
     schema: str,

@@ -89,6 +89,9 @@ async def memory_filter(
     ] = None,
     session_id: Text | None = None,
     task_id: Text | None = None,
+    current_only: Annotated[
+        bool, Query(description="leave out memories a newer one may have replaced (those with `newer`)")
+    ] = False,
     created_after: Instant | None = None,
     created_before: Instant | None = None,
     occurred_after: Instant | None = None,
