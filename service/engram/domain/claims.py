@@ -42,9 +42,17 @@ from engram.domain.cues import (
     STRONG_CHANGE,
     SURNAME_NAME,
 )
-from engram.domain.lexicon import concepts_in, domain_of, is_domain, people_in, topics_in, within
+from engram.domain.lexicon import (
+    concepts_in,
+    domain_of,
+    is_domain,
+    people_in,
+    topic_changes_in,
+    topics_in,
+    within,
+)
 from engram.domain.numbers import dates_of, numbers_of
-from engram.domain.subjects import THE_USER, Subject, subject_of
+from engram.domain.subjects import THE_USER, Subject, known_word, subject_of
 from engram.domain.tokenize import query_tokens
 from engram.domain.utterance import strip_filler
 
@@ -66,6 +74,7 @@ class Claim:
     numbers: frozenset[str] = frozenset()
     dates: frozenset[str] = frozenset()
     topics: frozenset[str] = frozenset()  # one-at-a-time topics it is about (lexicon.topics_in)
+    topic_changes: frozenset[str] = frozenset()  # topics it tells of changing ("unpacking in Denver")
     strong_change: bool = False  # announced outright ("switched", "现在", "已经"): enough to retire a topic
 
     @property
@@ -167,16 +176,18 @@ def read_claim(text: str) -> Claim:
 
 @lru_cache(maxsize=8192)
 def read_claims(text: str) -> tuple[Claim, ...]:
-    """Every claim of a statement, one per clause that names a slot ("I love coffee, I drink two cups
-    every morning" likes coffee and drinks cups), and its main claim (read_claim) last."""
+    """Every claim of a statement, one per clause, each read alone with its own words ("I love
+    coffee, I drink two cups every morning": likes coffee, drinks cups; "老公去年走了，现在我一个人
+    过": the husband's, then the user's), and its main claim (read_claim) last."""
     text = strip_filler(text)
-    base = _base(text)
     clauses = _clauses(text)
-    found = [
-        claim
-        for clause, subject in zip(clauses, _clause_subjects(clauses, base.language), strict=True)
-        if (claim := _read_clause(clause, base, subject)) is not None
-    ]
+    if len(clauses) < 2:
+        return (read_claim(text),)
+    language = _language(text)
+    found = []
+    for clause, subject in zip(clauses, _clause_subjects(clauses, language), strict=True):
+        base = _base(clause)
+        found.append(_read_clause(clause, base, subject) or _claim(base, subject=subject))
     main = read_claim(text)
     return (*(c for c in found if c != main), main)
 
@@ -209,6 +220,7 @@ def _base(text: str) -> _Base:
         numbers=numbers_of(text),
         dates=dates_of(text),
         topics=topics_in(lowered),
+        topic_changes=topic_changes_in(lowered),
         strong_change=change_cue is not None and not future and bool(STRONG_CHANGE.search(lowered)),
         lowered=lowered,
     )
@@ -239,6 +251,11 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
 
     def subject(before: int) -> Subject:
         return subject_of(original[:before], default)
+
+    named = _SELF_NAMED.match(original)  # "I'm Sarah Mitchell", "It's Sarah Okafor now!"
+    if named is not None and not any(known_word(w) for w in named.group(1).split()):
+        values = frozenset(w.lower() for w in named.group(1).split())
+        return _claim(base, subject=THE_USER, attribute="name", single=True, values=values)
 
     for predicate in PREDICATES:
         match = predicate.pattern.search(lowered)
@@ -285,6 +302,11 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
             who = subject_of(original.strip()[: len(np)], default)
             return _with_who(_claim(base, subject=who, attribute=attribute, single=True, values=values))
     return None
+
+
+# The user saying who they are: a capitalised name right after "I'm" (a word of the language, as in
+# "I'm Catholic", is not a name).
+_SELF_NAMED = re.compile(r"^\s*(?:i'm|i’m|i am|im|it's|it’s|it is|this is)\s+([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)*)")
 
 
 def _with_who(claim: Claim) -> Claim:

@@ -107,6 +107,24 @@ SWITCH = re.compile(
     r"|换成|换了|改成|改喝|改吃|改用|改去|不再|戒了|戒掉|搬到|搬去|搬家|卖了|转到|离职|辞职|跳槽|分手|毕业|退学|不.{1,4}了",
     re.I,
 )
+# What ends a habit, a membership, a thing one had ("cancelled my CrossFit membership", "日语课停了").
+ENDING = re.compile(
+    r"\b(?:quit|quitting|stopped|stop|cancell?ed|gave up|given up|no longer|not anymore|dropped|broke up|ended|"
+    r"is over|ran out|expired|took me off|came off|weaned myself off|got rid of|rehomed|sold|lost|died|passed away|"
+    r"put down)\b"
+    r"|停了|不再|戒了|戒掉|取消了|退了|没续|结束了|不用了|不去了|不学了|不玩了|放弃了|到期|送人|送给|卖了|丢了|被偷了|去世|走了",
+    re.I,
+)
+# Said as unchanged ("still in Nanshan", "还在南山"): what it names is not what changed.
+STILL = re.compile(r"\b(?:still|same|remain|remains|stayed|staying)\b|还在|仍然|依然|仍在|还是在|依旧", re.I)
+# Units a number counts in: sharing one is not sharing the thing counted.
+UNITS = frozenset(
+    "kg kilo kilos lb lbs pound pounds km mile miles cm m ft foot feet inch inches year years month months week "
+    "weeks day days hour hours minute minutes time times percent dollar dollars buck bucks cup cups glass "
+    "岁 公斤 斤 公里 米 年 月 天 周 次 小时 分钟 元 块 杯".split()
+)
+# What takes one up again ("started smoking again", "got back into chess", "又开始").
+RESUME = re.compile(r"\b(?:again|back into|back to|resumed|picked up .{0,20} again)\b|又开始|重新|再次|恢复", re.I)
 # A statement set in the past it tells of ("before that I taught...", "以前我在...", "小时候"): what
 # it says was true then, so it changes nothing of today.
 PAST_FRAME = re.compile(
@@ -117,8 +135,12 @@ PAST_FRAME = re.compile(
 # Said as one more, not instead: "also", "another", "still", "也", "还", "又".
 ADDITIVE = re.compile(
     r"\b(?:also|too|another|second|as well|both|in addition|additionally|besides|plus|still|either)\b"
-    r"|也|还|又|另外|另一|第二",
+    r"|也|还(?!是|在)|又(?!开始)|另外|另一|第二",
     re.I,
+)
+# Coming to have a thing ("got a Pixel 8", "换了华为"): a change of the thing's topic the statement names.
+ACQUIRE = re.compile(
+    r"\b(?:got a|got an|got my|bought|picked up|upgraded to|traded in)\b|入手|买了|换了|换成|新买", re.I
 )
 PRONOUN = {"his": "he", "him": "he", "her": "she", "their": "they", "them": "they", "他们": "they", "她们": "they"}
 THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|她们|他|她", re.I)
@@ -133,7 +155,7 @@ FUTURE = re.compile(
 # Where the old value ends and the new one starts in a change ("from coffee to tea", "从咖啡换成了茶").
 CHANGE_OLD = re.compile(
     r"\b(?:from|no longer|no more|stop|stopped|quit|gave up|given up|instead of|rather than|not)\b|"
-    r"从|不再|不喝|不吃|不用|不去|戒了|戒掉|不",
+    r"从|不再|不喝|不吃|不用|不去|戒了|戒掉|把(?=[^，,。]{1,12}(?:换成|改成|换为|改为))|不",
     re.I,
 )
 CHANGE_NEW = re.compile(r"\b(?:to|for|now|into)\b|换成|换了|改成|改喝|改吃|改用|改去|改|现在|搬到|搬去|变成|成了", re.I)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL = re.compile(r"https?://\S+")
 _ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _PHONE = re.compile(r"(?<![\w])\+?\d[\d \-()]{7,}\d(?![\w])")

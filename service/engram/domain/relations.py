@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from engram.domain.claims import Claim, lineage_overlap, read_claim, read_claims, states_old_value
-from engram.domain.cues import ADDITIVE, PAST_FRAME, SWITCH
+from engram.domain.cues import ACQUIRE, ADDITIVE, ENDING, PAST_FRAME, RESUME, STILL, SWITCH, UNITS
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.subjects import Sameness, same_person
 
@@ -37,7 +37,7 @@ def announces_change(text: str) -> bool:
 
 def announces_change_outright(text: str) -> bool:
     claim = read_claim(text)
-    return claim.strong_change and bool(claim.topics or claim.slot or claim.old_values)
+    return (claim.strong_change and bool(claim.topics or claim.slot or claim.old_values)) or bool(claim.topic_changes)
 
 
 def _reversed_comparison(new: Claim, old: Claim) -> bool:
@@ -78,6 +78,8 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     if _in_the_past(new) and not _in_the_past(old) and new.content != old.content:
         return _verdict(Relation.different, "it tells of an earlier time")
     verdict = _relate_one_person(new, old)
+    if person == Sameness.perhaps and _household(new, old, verdict):
+        return verdict
     if person == Sameness.perhaps:  # perhaps two people: keep both
         if verdict.relation == Relation.conflict:
             return _verdict(Relation.may_update, f"{verdict.reason}, if it is the same {new.subject.key}")
@@ -86,18 +88,40 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     return verdict
 
 
+# What "we" changes is the user's too: the home, the car, the pets, the couple.
+_HOUSEHOLD_TOPICS = frozenset({"residence", "car", "relationship"})
+
+
+def _household(new: Claim, old: Claim, verdict: MergeVerdict) -> bool:
+    """A change of the household said as "we" of a statement by the user (or the other way round):
+    "we moved to Milwaukee" against "I live in Minneapolis"."""
+    pair = {new.subject.path, old.subject.path}
+    return (
+        verdict.relation == Relation.conflict
+        and pair == {("user",), ("we",)}
+        and bool(new.topics & old.topics & _HOUSEHOLD_TOPICS)
+    )
+
+
 def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
     # "from coffee" said, and coffee stated (in this slot, or where no slot was read)
     leaves = new.change and new.old_values and not old.negated and _states(old, new.old_values)
     if leaves and (new.slot == old.slot or old.attribute is None or not new.slot):
         return _verdict(Relation.conflict, "the new statement leaves this value behind")
     shared_topics = new.topics & old.topics
-    if new.strong_change and shared_topics and not _states_new(old, new) and not _additive(new):
+    announced = new.strong_change or bool(shared_topics & new.topic_changes) or _says(ACQUIRE, new)
+    kept = _says(STILL, new) and bool(_things(new.content & old.content))  # "换了个两室一厅，还在南山"
+    if announced and shared_topics and not _states_new(old, new) and not _additive(new) and not kept:
         return _verdict(Relation.conflict, f"a change of {', '.join(sorted(shared_topics))}")
+    ended = _ends(new, old)
+    if ended is not None:
+        return ended
     if new.numbers != old.numbers:
         one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
+        if _things(old.values & new.content) and not _additive(new) and not (new.dates or old.dates):
+            return _verdict(Relation.may_update, "perhaps a new number of the same thing")  # grade 3 -> grade 5
         return _verdict(Relation.different, "numbers or ids differ")
     if new.change:
         return _relate_change(new, old)
@@ -112,6 +136,36 @@ def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
     if shared_topics and new.content != old.content and not _additive(new) and not new.negated and not old.negated:
         return _verdict(Relation.may_update, f"perhaps a new {', '.join(sorted(shared_topics))}")
     return _relate_by_words(new, old)
+
+
+def _ends(new: Claim, old: Claim) -> MergeVerdict | None:
+    """The new statement ends what the old one states ("cancelled my CrossFit membership" against
+    "I go to CrossFit five days a week"), or takes up again what it ended ("started smoking
+    again" against "I quit smoking"): a conflict when what they share is the old statement's
+    value, perhaps one when it is only a word of it."""
+    shared = new.content & old.content
+    if not shared:
+        return None
+    ending, resuming = _says(ENDING, new), _says(RESUME, new) and (_says(ENDING, old) or old.negated)
+    # "我不吃香菜" -> "现在觉得香菜挺香的": what was denied is now said
+    flipped = old.negated and old.attribute is not None and not new.negated and new.strong_change
+    flipped = flipped and bool(old.values & new.content)
+    resuming = resuming or flipped
+    if not (ending and not _says(ENDING, old) and not old.negated) and not resuming:
+        return None
+    what = ", ".join(sorted(shared))
+    if shared & (old.values | old.new_values) or resuming:
+        return _verdict(Relation.conflict, f"it ends or takes up again: {what}")
+    return _verdict(Relation.may_update, f"perhaps it ends: {what}")
+
+
+def _things(words: frozenset[str]) -> frozenset[str]:
+    """The words that name a thing, not a unit it is counted in or a number."""
+    return frozenset(w for w in words if w not in UNITS and not w.isdigit() and not w.startswith("@"))
+
+
+def _says(pattern: re.Pattern[str], claim: Claim) -> bool:
+    return pattern.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
 
 
 def _states(old: Claim, values: frozenset[str]) -> bool:
@@ -129,8 +183,10 @@ def _in_the_past(claim: Claim) -> bool:
 
 
 def _additive(claim: Claim) -> bool:
-    """Said as one more, not instead ("also", "another", "还", "也")."""
-    return ADDITIVE.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
+    """Said as one more, not instead ("also", "another", "还", "也"); "I cut out fish too" still ends."""
+    if any(_says(cue, claim) for cue in (SWITCH, ENDING, ACQUIRE)):
+        return False
+    return _says(ADDITIVE, claim)
 
 
 def _relate_change(new: Claim, old: Claim) -> MergeVerdict:

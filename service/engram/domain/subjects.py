@@ -26,7 +26,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from engram.domain.lexicon import concepts_in, domain_of, people_in
+from engram.domain.lexicon import concepts_in, domain_of, people_in, topics_in
 from engram.domain.tokenize import segment
 
 USER = "user"
@@ -165,6 +165,18 @@ _QUALIFIERS = frozenset(
         "first",
     }
 )
+# Qualifiers that tell two people of one relation apart.
+_RANKS = {
+    "older": "older",
+    "elder": "older",
+    "big": "older",
+    "eldest": "older",
+    "oldest": "older",
+    "younger": "younger",
+    "little": "younger",
+    "baby": "younger",
+    "youngest": "younger",
+}
 _ZH_FIRST_PERSON = frozenset({"我", "本人", "用户", "俺"})
 _ZH_WE = frozenset({"我们", "咱们", "咱", "我俩", "我们俩"})
 _ZH_THIRD = frozenset({"他", "她", "他们", "她们", "人家"})
@@ -225,6 +237,11 @@ def _lemma_kinds(word: str) -> frozenset[str]:
     return frozenset(getAllLemmas(word))
 
 
+def known_word(word: str) -> bool:
+    """A word of English (any form of a lemma the dictionary knows), not a name."""
+    return bool(_lemma_kinds(word.lower().removesuffix("'s").removesuffix("’s")))
+
+
 def _is_verb(word: str) -> bool:
     return bool(_lemma_kinds(word) & {"VERB", "AUX"}) and word not in _OWNER_EN
 
@@ -235,7 +252,8 @@ _NOT_NAMES = frozenset(
     while because although though if once on in at for from with as lol please thanks monday tuesday wednesday
     thursday friday saturday sunday january february march april may june july august september october november
     december weekends weekdays mornings evenings nights the a an my our your finally just ugh omg wow big new
-    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred""".split()
+    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
+    it it's its that that's this there there's here here's what what's who who's let's""".split()
 )
 
 
@@ -261,7 +279,13 @@ def _subject_en(clause: str) -> Subject | None:
         bare = low.removesuffix("'s").removesuffix("’s")
         relation = _relation_en(bare)
         if relation is not None:
-            return _chain_en(owner or THE_USER, tokens, i)
+            start = i
+            while start > 0 and tokens[start - 1].lower() in _QUALIFIERS:  # "my older sister"
+                start -= 1
+            found = _chain_en(owner or THE_USER, tokens, start)
+            if _and_i(tokens, i):  # "my girlfriend and I": the two of them
+                return Subject((WE,))
+            return found
         if owner is None and _name_like(token, i <= 1, following):  # after "my" it is a brand: "my Netflix"
             name = token.removesuffix("'s").removesuffix("’s").lower()
             if token.endswith(("'s", "’s")):  # "Tom's wife", "Kim's number"
@@ -271,29 +295,42 @@ def _subject_en(clause: str) -> Subject | None:
             return Subject((SOMEONE,))
         if token.endswith(("'s", "’s")) and owner is None and bare not in _OWNER_EN and not _lemma_kinds(bare):
             return Subject(("name",), bare)  # "kim's number": someone's, even in lower case
-        if owner is None and i > 0 and _is_verb(low):
-            break  # past the verb: what follows is what is said, not who
+        if owner is None and i > 0 and (_is_verb(low) or low in _PREPOSITIONS):
+            break  # past the verb or a preposition: what follows is what is said, not who
         if owner is not None and low not in _QUALIFIERS and _is_verb(low):
             break
         i += 1
     return owner
 
 
+_PREPOSITIONS = frozenset("at in on for to with from of by about into onto since until after before near".split())
+
+
+def _and_i(tokens: list[str], i: int) -> bool:
+    """ "my girlfriend and I", "Tom and me": the relation said with the user."""
+    following = [t.lower() for t in tokens[i + 1 : i + 4]]
+    return len(following) >= 2 and following[0] == "and" and following[1] in ("i", "me", "i've", "i'm")
+
+
 def _chain_en(owner: Subject, tokens: list[str], i: int, named: Subject | None = None) -> Subject:
     """From tokens[i] on: relations joined by "'s" ("my manager's manager"), and the name given
-    right after the last ("my sister Mia", "my cat Jasper")."""
+    right after the last ("my sister Mia", "my cat Jasper"). "older" and "younger" tell two
+    sisters apart, as 姐姐 and 妹妹 do."""
     path, terms = list(owner.path), list(owner.terms)
+    rank = ""
     while i < len(tokens):
         low = tokens[i].lower()
         bare = low.removesuffix("'s").removesuffix("’s")
         relation = _relation_en(bare)
         if relation is None:
             if low in _QUALIFIERS and len(path) == len(owner.path):
+                rank = _RANKS.get(low, rank)
                 i += 1
                 continue
             break
         path.append(relation)
-        terms.append(bare)
+        terms.append(f"{relation}:{rank}" if rank else bare)
+        rank = ""
         i += 1
         if not low.endswith(("'s", "’s")):
             break
@@ -327,7 +364,7 @@ def _subject_zh(clause: str) -> Subject | None:
         kin = _kin_zh(word, False)
         if kin is not None:  # "同事小李", "老板是周总": the user's
             return Subject((USER, kin[0]), _name_after(words, index + 1), (kin[1],))
-        if word in _ZH_NOT_NAMES:
+        if word in _ZH_NOT_NAMES or _a_thing(word):
             continue
         if flag == "nr" or _ZH_NAME.match(word):
             after = words[index + 1 : index + 3]
@@ -339,6 +376,11 @@ def _subject_zh(clause: str) -> Subject | None:
         if flag.startswith(_ZH_STOP_FLAGS) or word == "是":
             break
     return None
+
+
+def _a_thing(word: str) -> bool:
+    """A word the lexicon knows as a thing or a topic (jieba tags some as names: "白班")."""
+    return bool(concepts_in(word) or topics_in(word))
 
 
 def _owned_zh(owner: Subject, words: list[tuple[str, str]], index: int) -> Subject:
@@ -397,6 +439,9 @@ def same_person(a: Subject, b: Subject) -> Sameness:
         return Sameness.same if a.name == b.name else Sameness.different
     if {a.path, b.path} == {(USER,), (WE,)} and not (a.name or b.name):  # "we moved": the user's household
         return Sameness.perhaps
+    one_at_home = _place_of_user(a.path) != _place_of_user(b.path) and not (a.name or b.name)
+    if one_at_home and {a.path[:1], b.path[:1]} == {(USER,)}:
+        return Sameness.perhaps  # "家里电脑" and "my computer": perhaps the same one
     if a.path != b.path:
         return Sameness.different
     if a.name or b.name:  # "my sister" and "my sister Mia"
@@ -404,11 +449,24 @@ def same_person(a: Subject, b: Subject) -> Sameness:
     if a.path == (USER,):
         return Sameness.same
     if a.path == (WE,):
-        return Sameness.perhaps
-    if _chinese_terms_differ(a.terms, b.terms):
-        return Sameness.different  # 叔叔 and 舅舅: two uncles
+        return Sameness.same  # the user's household, said by the user
+    if _terms_differ(a.terms, b.terms):
+        return Sameness.different  # 叔叔 and 舅舅, an older and a younger sister: two people
     return Sameness.same if a.path[-1] in _ONLY_ONE else Sameness.perhaps
 
 
-def _chinese_terms_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    return any(x != y and x in _ZH_REFERENT.values() and y in _ZH_REFERENT.values() for x, y in zip(a, b, strict=False))
+_PLACES = frozenset({"home", "office", "company", "school", "team", "department"})
+
+
+def _place_of_user(path: tuple[str, ...]) -> bool:
+    """The user's own place ("家里", "our office"): its things are the user's."""
+    return len(path) == 2 and path[0] == USER and path[1] in _PLACES
+
+
+def _terms_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two words each naming one person of a relation (叔叔, "older sister"), and not the same one."""
+    return any(x != y and _specific(x) and _specific(y) for x, y in zip(a, b, strict=False))
+
+
+def _specific(term: str) -> bool:
+    return term in _ZH_REFERENT.values() or ":" in term

@@ -19,6 +19,8 @@ touch adds nothing). Measured on the final active set:
 - absorbed: current facts held only by memories that also hold another current fact (one was
   merged into the other: its words are gone);
 - wrongly retired: current facts lost or absorbed (the keep-both set's figure);
+- wrongly marked: current facts whose holder is marked as perhaps replaced by a newer memory
+  (kept and found, but ranked below the newer one and left out by ``current_only``);
 - precision: active memories that hold exactly one current fact and are its only holder;
 - recall: current facts held by some active memory.
 
@@ -79,11 +81,13 @@ class Outcome:
     absorbed: list[int]  # current groups held only by memories that hold another current group too
     active: int
     right: int  # active memories holding exactly one current group, its only holder
+    marked: list[int] = field(default_factory=list)  # current groups with a holder marked as perhaps replaced
     outcomes: list[str] = field(default_factory=list)  # the write outcome of each statement
 
     @property
     def perfect(self) -> bool:
-        return not (self.stale_left or self.lost or self.duplicated or self.absorbed) and self.right == self.active
+        problems = self.stale_left or self.lost or self.duplicated or self.absorbed or self.marked
+        return not problems and self.right == self.active
 
 
 def load_set(own_data: Path, name: str) -> list[Case]:
@@ -148,7 +152,8 @@ async def run_case(engram: Engram, case: Case, replaces: Replaces = no_one_repla
         below = await _marked_below(engram, ctx, case, active, holds)
     finally:
         await engram.tenants.drop(ctx.name)
-    return judge_outcome(case, [holds.get(m.id, set()) for m in active], outcomes, below)
+    marked = {i for m in active if m.newer is not None for i in holds.get(m.id, set())}
+    return judge_outcome(case, [holds.get(m.id, set()) for m in active], outcomes, below, marked)
 
 
 async def _marked_below(
@@ -180,7 +185,11 @@ async def _marked_below(
 
 
 def judge_outcome(
-    case: Case, active_holds: list[set[int]], outcomes: list[str], marked_below: set[int] | None = None
+    case: Case,
+    active_holds: list[set[int]],
+    outcomes: list[str],
+    marked_below: set[int] | None = None,
+    marked: set[int] | None = None,
 ) -> Outcome:
     """Score the final active set, each active memory given as the statements it holds (pure);
     ``marked_below``: the stale statements left active that are marked and ranked below."""
@@ -205,10 +214,19 @@ def judge_outcome(
         lost=[g for g in range(len(case.current)) if holders[g] == 0],
         duplicated=[g for g in range(len(case.current)) if holders[g] > 1],
         absorbed=[g for g in range(len(case.current)) if holders[g] and g not in alone],
+        marked=[g for g in range(len(case.current)) if holders[g] and g in _only_marked(case, active_holds, marked)],
         active=len(active_holds),
         right=right,
         outcomes=outcomes,
     )
+
+
+def _only_marked(case: Case, active_holds: list[set[int]], marked: set[int] | None) -> set[int]:
+    """Current groups every active holder of which is marked (``marked``: the statements held by
+    marked memories): ``current_only`` would leave that fact out."""
+    group_of = {i: g for g, group in enumerate(case.current) for i in group}
+    unmarked = {group_of[i] for held in active_holds if not held & (marked or set()) for i in held if i in group_of}
+    return {group_of[i] for i in marked or set() if i in group_of} - unmarked
 
 
 @dataclass(frozen=True)
@@ -222,6 +240,7 @@ class Summary:
     lost: int
     duplicated: int
     absorbed: int
+    marked: int
     active: int
     right: int
 
@@ -274,6 +293,7 @@ def summarise(outcomes: list[Outcome]) -> Summary:
         lost=sum(len(o.lost) for o in outcomes),
         duplicated=sum(len(o.duplicated) for o in outcomes),
         absorbed=sum(len(o.absorbed) for o in outcomes),
+        marked=sum(len(o.marked) for o in outcomes),
         active=sum(o.active for o in outcomes),
         right=sum(o.right for o in outcomes),
     )
@@ -304,8 +324,8 @@ def as_markdown(outcomes: list[Outcome], title: str) -> str:
         f"### {title}",
         "",
         "| cases | n | perfect | stale left active | of them marked below | stale retired | stale handled "
-        "| facts lost | absorbed | wrongly retired | duplicates | precision | recall |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| facts lost | absorbed | wrongly retired | wrongly marked | duplicates | precision | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, group in rows:
         s = summarise(group)
@@ -313,7 +333,8 @@ def as_markdown(outcomes: list[Outcome], title: str) -> str:
             f"| {name} | {s.cases} | {s.perfect} | {s.stale_left}/{s.stale} ({s.stale_left_rate:.1%}) "
             f"| {s.marked_below} | {s.retired_rate:.1%} | {s.handled_rate:.1%} "
             f"| {s.lost}/{s.facts} ({s.lost_rate:.1%}) | {s.absorbed} "
-            f"| {s.wrongly_retired}/{s.facts} ({s.wrongly_retired_rate:.1%}) | {s.duplicated} ({s.duplicate_rate:.1%}) "
+            f"| {s.wrongly_retired}/{s.facts} ({s.wrongly_retired_rate:.1%}) | {s.marked} "
+            f"| {s.duplicated} ({s.duplicate_rate:.1%}) "
             f"| {s.precision:.3f} | {s.recall:.3f} |"
         )
     failures = [o for o in outcomes if not o.perfect]
@@ -330,5 +351,7 @@ def as_markdown(outcomes: list[Outcome], title: str) -> str:
                 problems.append(f"duplicated groups {o.duplicated}")
             if o.absorbed:
                 problems.append(f"absorbed groups {o.absorbed}")
+            if o.marked:
+                problems.append(f"current groups marked {o.marked}")
             lines.append(f"- {o.case.id} ({o.case.category}): {'; '.join(problems) or 'wrong holders'}; {o.outcomes}")
     return "\n".join(lines)
