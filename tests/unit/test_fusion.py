@@ -17,7 +17,9 @@ from engram.domain.fusion import (
     add_context,
     below_newer,
     cut,
+    evidence_first,
     fuse,
+    has_evidence,
     in_time,
     latest_first,
     prefer_layers,
@@ -236,3 +238,32 @@ def test_a_mark_whose_newer_memory_is_not_a_candidate_changes_nothing():
     old, gone = ids(2)
     fused = fuse(sims({old: 0.8}), [], [], W)
     assert below_newer(fused, {old: gone}, W) == fused
+
+
+@given(st.lists(st.tuples(unit, unit, unit), min_size=1, max_size=8), st.booleans())
+def test_a_memory_with_no_evidence_of_its_own_never_outranks_one_that_has_it(channels, window_named):
+    """Context lent by neighbours may bring a memory in and order such memories among themselves,
+    never above a memory with vector, keyword, rule or time evidence of its own."""
+    memories = ids(len(channels))
+    fused = fuse(
+        sims({m: v for m, (v, _, _) in zip(memories, channels, strict=True)}),
+        [hit(m, k) for m, (_, k, _) in zip(memories, channels, strict=True) if k > 0],
+        [],
+        W,
+    )
+    lonely = ids(3)  # neighbours with nothing but context
+    fused += fuse({}, [], [], W) + [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in lonely]
+    links = [Link(anchor, m, 1) for anchor, m in zip(memories, lonely, strict=False)]
+    ranked = evidence_first(add_context(fused, links, W), window_named)
+    own = [h for h in ranked if has_evidence(h, window_named) and h.score > 0]
+    borrowed = [h for h in ranked if not has_evidence(h, window_named)]
+    if own:
+        assert all(b.score < min(o.score for o in own) for b in borrowed if b.score > 0)
+    for h in ranked:
+        assert 0 <= h.score <= 1 and abs(h.score - score_of(h)) <= 2e-6
+
+
+def test_context_still_brings_a_neighbour_in_when_nothing_has_evidence_of_its_own():
+    anchor, neighbour = ids(2)
+    fused = [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in (anchor, neighbour)]
+    assert evidence_first(fused) == fused

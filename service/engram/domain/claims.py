@@ -136,6 +136,41 @@ def _clauses(text: str) -> list[str]:
     return [c for c in CLAUSE_SPLIT.split(text) if c.strip()] or [text]
 
 
+# "Caroline: I went to a support group": a line of a conversation, said by its speaker.
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'’.-]*(?:\s[A-Z][\w'’.-]*){0,2}|[\u3400-\u9fff]{1,4}):\s+(?=\S)")
+_QUESTION = re.compile(r"[?？]\s*$")
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a statement says, as read: its words without a speaker's label or questions (a question
+    claims nothing), and who "I" is in it."""
+
+    text: str
+    speaker: Subject
+    sentences: int
+
+
+@lru_cache(maxsize=8192)
+def read_said(text: str) -> Said:
+    text = strip_filler(text)
+    speaker = THE_USER
+    label = _SPEAKER.match(text)
+    if label is not None and not known_word(label.group(1).split()[0]):
+        speaker, text = Subject(("name",), label.group(1).lower()), text[label.end() :]
+    parts = [p for p in re.split(r"(?<=[。！？!?；;\n])|(?<=[.])\s+", text) if p.strip()]
+    kept = [p for p in parts if not _QUESTION.search(p.strip())] or parts
+    return Said(" ".join(p.strip() for p in kept) if len(kept) < len(parts) else text, speaker, len(kept))
+
+
+def atomic(text: str) -> bool:
+    """Short enough to be one fact or two, as a person states them (most of a chat message's
+    sentences state nothing the rules should retire others by)."""
+    s = read_said(text)
+    size = len(re.findall(r"[A-Za-z0-9]+", s.text)) + len(CJK.findall(s.text)) / 2
+    return s.sentences <= 2 and size <= 30
+
+
 def _change_values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """Old and new values of a change: "from coffee to tea", "不喝咖啡了，改喝茶", "tea instead of
     coffee", "no longer X". The old value runs from its marker to the next new-value marker."""
@@ -157,10 +192,11 @@ def read_claim(text: str) -> Claim:
     """The claim of one statement (see the module's docstring): the last of its clauses that names
     a slot, which says what is true now ("Linda left; my new manager is Raj"); pure, so each text
     is read once."""
-    text = strip_filler(text)
+    statement = read_said(text)
+    text = statement.text
     base = _base(text)
     clauses = _clauses(text)
-    subjects = _clause_subjects(clauses, base.language)
+    subjects = _clause_subjects(clauses, base.language, statement.speaker)
     for clause, subject in reversed(list(zip(clauses, subjects, strict=True))):
         found = _read_clause(clause, base, subject)
         if found is not None:
@@ -168,9 +204,9 @@ def read_claim(text: str) -> Claim:
     if base.change and (base.old_values or base.new_values):  # "I switched from coffee to tea"
         last = clauses[-1]  # "Our office moved close to home, so I walk to work now": the user
         cue = CHANGE.search(last.lower() if base.language == "en" else last)
-        said = last[: cue.start()] if cue is not None else text
+        before = last[: cue.start()] if cue is not None else text
         domain = _domain("", base.lowered, base.old_values | base.new_values)
-        return _claim(base, subject=subject_of(said, subjects[-1]), attribute=domain, values=base.new_values)
+        return _claim(base, subject=subject_of(before, subjects[-1]), attribute=domain, values=base.new_values)
     return _claim(base, subject=subjects[0])
 
 
@@ -179,13 +215,13 @@ def read_claims(text: str) -> tuple[Claim, ...]:
     """Every claim of a statement, one per clause, each read alone with its own words ("I love
     coffee, I drink two cups every morning": likes coffee, drinks cups; "老公去年走了，现在我一个人
     过": the husband's, then the user's), and its main claim (read_claim) last."""
-    text = strip_filler(text)
-    clauses = _clauses(text)
+    statement = read_said(text)
+    clauses = _clauses(statement.text)
     if len(clauses) < 2:
         return (read_claim(text),)
-    language = _language(text)
+    language = _language(statement.text)
     found = []
-    for clause, subject in zip(clauses, _clause_subjects(clauses, language), strict=True):
+    for clause, subject in zip(clauses, _clause_subjects(clauses, language, statement.speaker), strict=True):
         base = _base(clause)
         found.append(_read_clause(clause, base, subject) or _claim(base, subject=subject))
     main = read_claim(text)
@@ -226,14 +262,22 @@ def _base(text: str) -> _Base:
     )
 
 
-def _clause_subjects(clauses: list[str], language: str) -> list[Subject]:
+def _clause_subjects(clauses: list[str], language: str, speaker: Subject = THE_USER) -> list[Subject]:
     """Who each clause is about: the person it names first, else the one before it names ("My
-    sister lives in Boston, works at MGH": both the sister's)."""
-    out, subject = [], THE_USER
+    sister lives in Boston, works at MGH": both the sister's). "I" is the speaker (the user, or the
+    speaker of a conversation line), "my sister" the speaker's."""
+    out, subject = [], speaker
     for clause in clauses:
-        subject = subject_of(clause, subject)
+        subject = _as_said_by(subject_of(clause, subject), speaker)
         out.append(subject)
     return out
+
+
+def _as_said_by(subject: Subject, speaker: Subject) -> Subject:
+    if speaker.is_user or subject.path[0] != "user":
+        return subject
+    owner = f"name:{speaker.name}"
+    return speaker if subject.is_user else Subject((owner, *subject.path[1:]), subject.name, subject.terms)
 
 
 def _claim(base: _Base, **said: object) -> Claim:

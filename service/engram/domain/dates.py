@@ -1,9 +1,12 @@
-"""Relative dates in a fact become absolute, from the time it was said (pure, never raises).
+"""Dates in a fact, from the time it was said (pure, never raises).
 
-"I have a dentist appointment tomorrow", said on 2026-12-03, is stored as "I have a dentist
-appointment on 2026-12-04": read a month later, "tomorrow" would be wrong. Chinese the same way:
-"下个月3号交房租" -> "2027年1月3日交房租". The day a fact names (when it names one) is returned
-too, for the memory's occurred_at.
+Relative dates become absolute: "I have a dentist appointment tomorrow", said on 2026-12-03, is
+stored as "I have a dentist appointment on 2026-12-04": read a month later, "tomorrow" would be
+wrong. Chinese the same way: "下个月3号交房租" -> "2027年1月3日交房租". Absolute dates are kept as
+said ("My flight to Tokyo is on December 20", "我12月20日飞东京", "2027年1月3日", "Dec 20th", "on
+the 20th"): a date without its year is the one nearest the time it was said, the next one when
+the fact speaks of what is to come, the last one when it tells of the past. The day a fact names
+(when it names exactly one) is returned too, for the memory's occurred_at.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from engram.domain.temporal import zh_number
+from engram.domain.temporal import MONTHS, zh_number
 
 _WEEKDAYS_EN = {
     name: i
@@ -203,3 +206,94 @@ def resolve_relative_dates(text: str, now: datetime) -> Resolved:
         if pieces:
             text = "".join([*pieces, text[last:]])
     return Resolved(text, days[0] if len(set(days)) == 1 else None)
+
+
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_ZH_NUM = "[0-9零〇一二两三四五六七八九十]{1,3}"
+_ZH_YEAR = "[0-9]{4}|[零〇一二三四五六七八九]{4}"
+# (pattern, reads (year or None, month or None, day)); a month of None is the month of the moment said.
+_ABSOLUTE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int | None, int | None, int]]]] = [
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), lambda m: (int(m[1]), int(m[2]), int(m[3]))),
+    (
+        re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}}){_ORDINAL}\b(?:,?\s+(\d{{4}})\b)?", re.I),
+        lambda m: (int(m[3]) if m[3] else None, MONTHS[m[1].lower()], int(m[2])),
+    ),
+    (
+        # not "3 May Street"
+        re.compile(rf"\b(\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?({_MONTH})\b(?!\s+[A-Z])\.?(?:,?\s+(\d{{4}})\b)?", re.I),
+        lambda m: (int(m[3]) if m[3] else None, MONTHS[m[2].lower()], int(m[1])),
+    ),
+    (re.compile(r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b", re.I), lambda m: (None, None, int(m[1]))),
+    (
+        re.compile(f"({_ZH_YEAR})年({_ZH_NUM})月({_ZH_NUM})[日号]"),
+        lambda m: (_zh_year(m[1]), zh_number(m[2]), zh_number(m[3])),
+    ),
+    (re.compile(f"(?<![0-9年])({_ZH_NUM})月({_ZH_NUM})[日号]"), lambda m: (None, zh_number(m[1]), zh_number(m[2]))),
+    (re.compile(f"(?<![0-9月])({_ZH_NUM})[号](?![码楼线])"), lambda m: (None, None, zh_number(m[1]))),
+]
+_TO_COME = re.compile(
+    r"\b(?:will|going to|gonna|is on|are on|plan|planning|booked|scheduled|due|deadline|appointment|flight|"
+    r"flying|next|upcoming|coming)\b|要|将|打算|准备|计划|预约|预订|截止|到期|飞|下个?",
+    re.I,
+)
+_PAST = re.compile(r"\b(?:was|were|went|had|did|met|got|came|took|saw|\w+ed)\b|了|过|去年|上个?", re.I)
+
+
+def _zh_year(text: str) -> int:
+    return int(text) if text.isdigit() else int("".join(str(zh_number(ch)) for ch in text.replace("〇", "零")))
+
+
+def absolute_day(text: str, now: datetime) -> date | None:
+    """The one day the text names by its date ("December 20", "12月20日", "2027年1月3日", "on the
+    20th"), its year, and its month for "the 20th", chosen around ``now`` (see the module's
+    docstring); None when it names none, or several different ones, or an impossible one."""
+    today = now.date()
+    days: set[date] = set()
+    taken: list[tuple[int, int]] = []
+    for pattern, read in _ABSOLUTE:
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in taken):
+                continue  # "2027年1月3日" is not also "1月3日"
+            taken.append(match.span())
+            try:
+                year, month, day = read(match)
+                found = _placed(year, month, day, today, text)
+            except (ValueError, OverflowError, KeyError):
+                continue
+            if found is not None:
+                days.add(found)
+    return days.pop() if len(days) == 1 else None
+
+
+def _placed(year: int | None, month: int | None, day: int, today: date, text: str) -> date | None:
+    if year is not None and month is not None:
+        return date(year, month, day)
+    if month is None:  # "the 20th": of this month, or the one before or after
+        options = [date(*_add_months(today, shift), day) for shift in (-1, 0, 1) if _has_day(today, shift, day)]
+    else:
+        options = [
+            date(today.year + shift, month, day) for shift in (-1, 0, 1) if _valid(today.year + shift, month, day)
+        ]
+    if not options:
+        return None
+    if _TO_COME.search(text):
+        ahead = [d for d in options if d >= today]
+        options = ahead or options
+    elif _PAST.search(text):
+        behind = [d for d in options if d <= today]
+        options = behind or options
+    return min(options, key=lambda d: (abs((d - today).days), d))
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _has_day(today: date, shift: int, day: int) -> bool:
+    year, month = _add_months(today, shift)
+    return _valid(year, month, day)

@@ -86,7 +86,9 @@ class FusedHit(BaseModel):
     time: float = Field(1.0, description="1 inside the time the query named, less outside it")
     layer: float = Field(1.0, description="the preference of the memory's layer")
     standing: float = Field(
-        1.0, description="1 for a current memory; below 1 for one a newer memory may have replaced (see newer)"
+        1.0,
+        description="1, or below 1 to place it below others: a memory a newer one may have replaced (see "
+        "newer), or one whose only evidence is its conversation neighbours'",
     )
     newer: UUID | None = Field(None, description="a newer memory that may have replaced this one: ranked above it")
     other_language: bool = Field(
@@ -271,6 +273,32 @@ def _oldest_first(chains: dict[UUID, UUID]) -> list[UUID]:
         for offset, item in enumerate(reversed(path)):
             depth[item] = base + 1 + offset if node in depth else offset
     return sorted(chains, key=lambda old: -depth.get(old, 0))
+
+
+def has_evidence(hit: FusedHit, window_named: bool = False) -> bool:
+    """Evidence of its own: its meaning, its words, an identifier, the time the query named, or
+    the memory it may replace (a neighbour's context is lent, not its own)."""
+    c = hit.channels
+    return c.vector > 0 or c.keyword > 0 or c.rule > 0 or c.older > 0 or (window_named and hit.time >= 1.0)
+
+
+def evidence_first(fused: list[FusedHit], window_named: bool = False) -> list[FusedHit]:
+    """A memory whose only evidence is lent by its conversation neighbours never outranks one with
+    evidence of its own: its score is capped at BELOW_NEWER of the weakest of those (its
+    ``standing``), so context brings a neighbour in, and orders such neighbours among themselves,
+    without pushing an answer down."""
+    weakest = min((h.score for h in fused if h.score > 0 and has_evidence(h, window_named)), default=None)
+    if weakest is None:
+        return fused
+    ceiling = round(BELOW_NEWER * weakest, 6)
+    out = []
+    for h in fused:
+        if h.score > ceiling and not has_evidence(h, window_named):
+            plain = h.relevance * h.time * h.layer
+            h = h.model_copy(update={"standing": round(min(h.standing, ceiling / plain), 6) if plain else h.standing})
+            h.score = min(score_of(h), ceiling)
+        out.append(h)
+    return best_first(out)
 
 
 def cut(fused: list[FusedHit], ratio: float, floor: float = 0.0) -> list[FusedHit]:

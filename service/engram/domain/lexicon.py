@@ -243,7 +243,7 @@ _TOPIC_CHANGES: dict[str, str] = {
     "离职|辞职|跳槽|入职|被裁|裁员|失业|退休|新工作|换工作|转行|调到|上岸",
     "education": "graduated|defended|dropped out|finished my degree|finished my phd|move-in day|enrolled|"
     "got into|accepted to|accepted into|transferred to|毕业|读完|退学|考上|录取|入学|答辩",
-    "relationship": "broke up|split up|divorce|got married|got engaged|proposed|moved in together|"
+    "relationship": "broke up|split up|divorce|got married|got engaged|moved in together|"
     "my husband as of|my wife as of|分手|离婚|结婚了|领证|再婚|没成|在一起了",
     "diet": "started eating|eating meat again|eating fish again|cut out|gave up meat|went vegan|went vegetarian|"
     "quit sugar|开始吃|恢复正常饮食|又吃",

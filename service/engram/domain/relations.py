@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from engram.domain.claims import Claim, lineage_overlap, read_claim, read_claims, states_old_value
+from engram.domain.claims import Claim, atomic, lineage_overlap, read_claim, read_claims, states_old_value
 from engram.domain.cues import ACQUIRE, ADDITIVE, ENDING, PAST_FRAME, RESUME, STILL, SWITCH, UNITS
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.subjects import Sameness, same_person
@@ -54,6 +54,10 @@ def relate_statements(new: str, existing: str) -> MergeVerdict:
     that replaces a claim of the old one ("I switched to tea" against "I love coffee, two cups a
     morning")."""
     verdict = relate_claims(read_claim(new), read_claim(existing))
+    if not (atomic(new) and atomic(existing)):  # a chat message of many sentences: kept as it is
+        if verdict.relation == Relation.same and read_claim(new).content == read_claim(existing).content:
+            return verdict
+        return _verdict(Relation.different, "not one fact: a message of many sentences is kept as it is")
     if verdict.relation in (Relation.conflict, Relation.same, Relation.supplement):
         return verdict
     strongest = verdict
@@ -120,8 +124,6 @@ def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
         one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
             return _verdict(Relation.conflict, f"a new {new.attribute} (numbers differ)")
-        if _things(old.values & new.content) and not _additive(new) and not (new.dates or old.dates):
-            return _verdict(Relation.may_update, "perhaps a new number of the same thing")  # grade 3 -> grade 5
         return _verdict(Relation.different, "numbers or ids differ")
     if new.change:
         return _relate_change(new, old)

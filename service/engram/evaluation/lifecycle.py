@@ -30,13 +30,16 @@ Cases are split in two halves by a hash of their id: ``calibration`` (look at it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from uuid import UUID
 
 from engram.domain.models import Memory, MemoryFilter, NewMemory, WriteOutcome
@@ -125,6 +128,17 @@ def select(cases: list[Case], split: str) -> list[Case]:
     return [c for c in cases if split == "all" or c.split == split]
 
 
+class Writer(Protocol):
+    """How a case's statements reach engram: in this process, or as an agent does (over MCP)."""
+
+    async def write(self, statement: str, replaces: list[UUID]) -> tuple[str, UUID]:
+        """Write one statement; its outcome and the id of the memory that holds it now."""
+        ...
+
+
+# A writer for a tenant: given it, and its API key.
+Connect = Callable[[TenantContext, str], AbstractAsyncContextManager[Writer]]
+# What the caller says statement ``index`` replaces, given the memory holding each earlier one.
 Replaces = Callable[[Case, int, dict[int, UUID]], list[UUID]]
 
 
@@ -132,22 +146,50 @@ def no_one_replaces(case: Case, index: int, holders: dict[int, UUID]) -> list[UU
     return []
 
 
-async def run_case(engram: Engram, case: Case, replaces: Replaces = no_one_replaces) -> Outcome:
+def as_labelled(case: Case, index: int, holders: dict[int, UUID]) -> list[UUID]:
+    """An agent that settles every change the labels name: the statements this one replaced (by
+    ``replaced_by``; without it, each stale statement is replaced by the first current statement
+    after it)."""
+    current = sorted(i for group in case.current for i in group)
+    replaced_by = case.replaced_by or {s: next((c for c in current if c > s), len(case.writes) - 1) for s in case.stale}
+    return [holders[s] for s, by in replaced_by.items() if by == index and s in holders]
+
+
+class _InProcess:
+    def __init__(self, engram: Engram, ctx: TenantContext) -> None:
+        self._engram, self._ctx = engram, ctx
+
+    async def write(self, statement: str, replaces: list[UUID]) -> tuple[str, UUID]:
+        result = await self._engram.writes.write(self._ctx, NewMemory(content=statement, replaces=replaces))
+        return result.outcome.value, result.memory.id
+
+
+def in_process(engram: Engram) -> Connect:
+    @contextlib.asynccontextmanager
+    async def connect(ctx: TenantContext, key: str) -> AsyncIterator[Writer]:
+        yield _InProcess(engram, ctx)
+
+    return connect
+
+
+async def run_case(
+    engram: Engram, case: Case, replaces: Replaces = no_one_replaces, connect: Connect | None = None
+) -> Outcome:
     """Write the statements one per call into a throwaway tenant and judge the active set.
     ``replaces``: what the caller says each statement replaces (an agent settling what the rules
-    cannot), given the memory holding each earlier statement."""
-    ctx, _ = await engram.tenants.create(f"lc-{uuid.uuid4().hex[:12]}")
+    cannot); ``connect``: how the statements are written (default: in this process)."""
+    ctx, key = await engram.tenants.create(f"lc-{uuid.uuid4().hex[:12]}")
     try:
         holds: dict[UUID, set[int]] = defaultdict(set)
         holder_of: dict[int, UUID] = {}
         outcomes = []
-        for index, statement in enumerate(case.writes):
-            named = replaces(case, index, holder_of)
-            result = await engram.writes.write(ctx, NewMemory(content=statement, replaces=named))
-            outcomes.append(result.outcome.value)
-            holder_of[index] = result.memory.id
-            if result.outcome in (WriteOutcome.created, WriteOutcome.superseded, WriteOutcome.merged):
-                holds[result.memory.id].add(index)
+        async with (connect or in_process(engram))(ctx, key) as writer:
+            for index, statement in enumerate(case.writes):
+                outcome, memory_id = await writer.write(statement, replaces(case, index, holder_of))
+                outcomes.append(outcome)
+                holder_of[index] = memory_id
+                if outcome in (WriteOutcome.created, WriteOutcome.superseded, WriteOutcome.merged):
+                    holds[memory_id].add(index)
         active = (await engram.memories.list(ctx, MemoryFilter(), limit=500)).items
         below = await _marked_below(engram, ctx, case, active, holds)
     finally:
@@ -305,11 +347,12 @@ async def evaluate_cases(
     before_case: Callable[[Case], None] = lambda case: None,
     progress: Callable[[str], None] = lambda line: None,
     replaces: Replaces = no_one_replaces,
+    connect: Connect | None = None,
 ) -> list[Outcome]:
     outcomes = []
     for n, case in enumerate(cases, 1):
         before_case(case)
-        outcomes.append(await run_case(engram, case, replaces))
+        outcomes.append(await run_case(engram, case, replaces, connect))
         if n % 20 == 0:
             progress(f"lifecycle: {n}/{len(cases)} cases")
     return outcomes

@@ -75,6 +75,7 @@ def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
                 "memories": run.memories,
                 "write_seconds": round(run.write_seconds, 2),
                 "search_ms": {k: round(v, 2) for k, v in run.search_ms.items()},
+                "written": asdict(run.written),
                 "scores": {system: {c: s.as_dict() for c, s in cats.items()} for system, cats in run.scores.items()},
             }
             for run in runs
@@ -88,9 +89,14 @@ def as_markdown(runs: list[Run]) -> str:
     out: list[str] = []
     for run in runs:
         questions = next(iter(run.scores.values()))["all"].questions
+        w = run.written
         out.append(
             f"### {run.corpus}, {run.split} split: {questions} questions, {run.memories} memories "
             f"written in {run.write_seconds:.1f} s\n"
+        )
+        out.append(
+            f"Written: {w.superseded} superseded, {w.marked} marked; of {w.answers} memories holding an answer, "
+            f"{w.answers_retired} retired and {w.answers_marked} marked before any question was asked.\n"
         )
         out.append("| system | recall@5 | recall@10 | NDCG@10 | MRR | ms/query |")
         out.append("|---|---:|---:|---:|---:|---:|")

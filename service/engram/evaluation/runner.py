@@ -45,6 +45,17 @@ PARTS = ("vector only", "keyword only", "rule only", BM25)
 
 
 @dataclass
+class Written:
+    """What the write path did with a benchmark's memories before any question was asked."""
+
+    superseded: int = 0  # memories retired by a later one
+    marked: int = 0  # memories marked as perhaps replaced by a later one
+    answers: int = 0  # memories some question's answer is in
+    answers_retired: int = 0  # of those, retired (by the rules: nothing else replaced them)
+    answers_marked: int = 0  # of those, marked (found, but ranked below the newer one)
+
+
+@dataclass
 class Run:
     corpus: str
     split: str
@@ -52,6 +63,7 @@ class Run:
     write_seconds: float
     memories: int
     search_ms: dict[str, float]  # system -> mean latency per question
+    written: Written = field(default_factory=Written)
 
 
 def searcher(engram: Engram, system: System) -> SearchService:
@@ -74,9 +86,12 @@ def searcher(engram: Engram, system: System) -> SearchService:
     )
 
 
-async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> dict[str, str]:
+async def load_group(
+    engram: Engram, ctx: TenantContext, group: EvalGroup, written: Written | None = None
+) -> dict[str, str]:
     """Write the memories in batches; returns external id -> id of the memory holding that fact
-    now (dedup may have merged two turns into one memory, or superseded one by a later one)."""
+    now (dedup may have merged two turns into one memory, or superseded one by a later one).
+    ``written``: adds up what the write path retired and marked, the answers among them."""
     holder: dict[str, str] = {}
     batch = engram.settings.max_batch_size
     for start in range(0, len(group.memories), batch):
@@ -97,6 +112,14 @@ async def load_group(engram: Engram, ctx: TenantContext, group: EvalGroup) -> di
             holder[memory.external_id] = str(result.memory.id)
     async with engram.pool.acquire() as conn:
         successor = {str(k): str(v) for k, v in (await repo.superseded_links(conn, ctx.schema)).items()}
+        marked = {str(m) for m in await repo.marked_ids(conn, ctx.schema)}
+    if written is not None:
+        answers = {holder[g] for q in group.questions for g in q.gold if g in holder}
+        written.superseded += len(successor)
+        written.marked += len(marked)
+        written.answers += len(answers)
+        written.answers_retired += len(answers & set(successor))
+        written.answers_marked += len(answers & marked)
     for external_id, memory_id in holder.items():
         seen = set()
         while memory_id in successor and memory_id not in seen:
@@ -121,11 +144,12 @@ async def evaluate(
         rankings[BM25] = []
     services = {s.name: searcher(engram, s) for s in systems}
     write_seconds, memories = 0.0, 0
+    written = Written()
     for group in corpus.groups:
         ctx, _ = await engram.tenants.create(f"eval-{uuid.uuid4().hex[:12]}")
         try:
             started = time.perf_counter()
-            holder = await load_group(engram, ctx, group)
+            holder = await load_group(engram, ctx, group, written)
             write_seconds += time.perf_counter() - started
             memories += len(group.memories)
             progress(f"{corpus.name} {group.key}: {len(group.memories)} memories, {len(group.questions)} questions")
@@ -151,4 +175,5 @@ async def evaluate(
         write_seconds=write_seconds,
         memories=memories,
         search_ms={name: 1000 * seconds / questions for name, seconds in elapsed.items()},
+        written=written,
     )

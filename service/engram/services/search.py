@@ -30,6 +30,7 @@ from engram.domain.fusion import (
     below_newer,
     best_first,
     cut,
+    evidence_first,
     fuse,
     in_time,
     latest_first,
@@ -232,6 +233,7 @@ class SearchService:
             fused = in_time(fused, inside, s.outside_window, weights)
         fused = prefer_layers(fused, {i: m.layer.value for i, (m, _) in rows.items()}, self._layer_weights)
         fused = below_newer(fused, {i: m.newer for i, (m, _) in rows.items() if m.newer is not None}, weights)
+        fused = evidence_first(fused, window_named=window is not None)
         kept = cut(fused, s.cut_ratio, s.min_score)
         if reading.intent.recent:
             kept = latest_first(kept, {i: happened(m) for i, (m, _) in rows.items()}, s.recent_ratio)

@@ -17,7 +17,7 @@ import asyncpg
 import numpy as np
 
 from engram.domain.claims import read_claim
-from engram.domain.dates import resolve_relative_dates
+from engram.domain.dates import absolute_day, resolve_relative_dates
 from engram.domain.decisions import Decision, Insert, Merge, Target, Touch
 from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
@@ -473,17 +473,20 @@ def _with_candidates(
 
 def _with_absolute_dates(item: NewMemory) -> NewMemory:
     """A fact's relative dates ("tomorrow", "下个月3号") become absolute, from when it was said
-    (``now``, else ``occurred_at``, else the server's clock); the day it names becomes its
-    occurred_at if it has none. Transcript turns are kept verbatim."""
+    (``now``, else ``occurred_at``, else the server's clock); the day it names, relatively or by its
+    date ("December 20", "12月20日"), becomes its occurred_at if it has none. Transcript turns are
+    kept verbatim."""
     if item.kind != Kind.fact:
         return item
     said = item.now or item.occurred_at or datetime.now(UTC)
-    resolved = resolve_relative_dates(item.content, said if said.tzinfo else said.replace(tzinfo=UTC))
-    if resolved.text == item.content:
-        return item
+    said = said if said.tzinfo else said.replace(tzinfo=UTC)
+    resolved = resolve_relative_dates(item.content, said)
     occurred = item.occurred_at
-    if occurred is None and resolved.day is not None:
-        occurred = datetime.combine(resolved.day, time(12), tzinfo=said.tzinfo or UTC)
+    day = resolved.day or absolute_day(item.content, said)
+    if occurred is None and day is not None:
+        occurred = datetime.combine(day, time(12), tzinfo=said.tzinfo)
+    if resolved.text == item.content and occurred == item.occurred_at:
+        return item
     return item.model_copy(update={"content": resolved.text, "occurred_at": occurred})
 
 

@@ -268,6 +268,14 @@ async def superseded_links(conn: asyncpg.Connection, schema: str) -> dict[UUID, 
     return {r["id"]: r["superseded_by"] for r in records}
 
 
+async def marked_ids(conn: asyncpg.Connection, schema: str) -> list[UUID]:
+    """The active memories a newer one may have replaced."""
+    records = await conn.fetch(
+        f"SELECT m.id FROM {schema}.memories m WHERE m.newer_id IS NOT NULL AND m.status = 'active'"
+    )
+    return [r["id"] for r in records]
+
+
 async def list_page(
     conn: asyncpg.Connection,
     schema: str,
