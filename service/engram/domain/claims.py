@@ -133,7 +133,7 @@ def _copula_attribute(np: str, value: str) -> str | None:
 
 def _clauses(text: str) -> list[str]:
     """A statement's clauses, for the one that names a slot: "Linda left; my new manager is Raj"."""
-    return [c for c in CLAUSE_SPLIT.split(text) if c.strip()] or [text]
+    return [c for c in CLAUSE_SPLIT.split(text) if c and re.search(r"\w", c)] or [text]
 
 
 # "Caroline: I went to a support group": a line of a conversation, said by its speaker.
@@ -158,7 +158,7 @@ def read_said(text: str) -> Said:
     label = _SPEAKER.match(text)
     if label is not None and not known_word(label.group(1).split()[0]):
         speaker, text = Subject(("name",), label.group(1).lower()), text[label.end() :]
-    parts = [p for p in re.split(r"(?<=[。！？!?；;\n])|(?<=[.])\s+", text) if p.strip()]
+    parts = [p for p in re.split(r"(?<=[。！？!?；;\n])|(?<=[.])\s+", text) if re.search(r"\w", p)]
     kept = [p for p in parts if not _QUESTION.search(p.strip())] or parts
     return Said(" ".join(p.strip() for p in kept) if len(kept) < len(parts) else text, speaker, len(kept))
 
@@ -299,7 +299,7 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
     named = _SELF_NAMED.match(original)  # "I'm Sarah Mitchell", "It's Sarah Okafor now!"
     if named is not None and not any(known_word(w) for w in named.group(1).split()):
         values = frozenset(w.lower() for w in named.group(1).split())
-        return _claim(base, subject=THE_USER, attribute="name", single=True, values=values)
+        return _with_who(_claim(base, subject=THE_USER, attribute="name", single=True, values=values))
 
     for predicate in PREDICATES:
         match = predicate.pattern.search(lowered)
@@ -350,12 +350,31 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
 
 # The user saying who they are: a capitalised name right after "I'm" (a word of the language, as in
 # "I'm Catholic", is not a name).
-_SELF_NAMED = re.compile(r"^\s*(?:i'm|i’m|i am|im|it's|it’s|it is|this is)\s+([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)*)")
+_SELF_NAMED = re.compile(r"^\s*(?i:i'm|i’m|i am|im|it's|it’s|it is|this is)\s+([A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)*)")
+
+
+# The topic an attribute a clause sets belongs to: "我住杭州滨江" is about where one lives, as "我们回
+# 老家长沙了" is, though only one says a topic's word.
+_ATTRIBUTE_TOPICS = {
+    "residence": "residence",
+    "employer": "job",
+    "occupation": "job",
+    "job": "job",
+    "company": "job",
+    "name": "name",
+    "email": "contact",
+    "phone": "contact",
+    "school": "education",
+    "degree": "education",
+    "car": "car",
+}
 
 
 def _with_who(claim: Claim) -> Claim:
     """Someone else's name is who they are ("my wife's name is X", "我老婆叫X"), a one-value slot of
-    theirs apart from the user's own name."""
+    theirs apart from the user's own name; the attribute's topic is one of the claim's."""
+    if claim.attribute in _ATTRIBUTE_TOPICS:
+        claim = replace(claim, topics=claim.topics | {_ATTRIBUTE_TOPICS[claim.attribute]})
     if claim.attribute == "name" and not claim.subject.is_user:
         return replace(claim, attribute="who")
     return claim

@@ -128,7 +128,8 @@ RESUME = re.compile(r"\b(?:again|back into|back to|resumed|picked up .{0,20} aga
 # A statement set in the past it tells of ("before that I taught...", "以前我在...", "小时候"): what
 # it says was true then, so it changes nothing of today.
 PAST_FRAME = re.compile(
-    r"\b(?:before that|back then|back in|in college|in high school|growing up|as a kid|when i was|previously|"
+    r"\b(?:before that|back then|back in (?:the day|college|school|high school|my)|in college|in high school|"
+    r"growing up|as a kid|when i was|previously|"
     r"formerly|years ago|at the time)\b|以前|曾经|那时候|那时|小时候|当年|上大学时|读书的时候",
     re.I,
 )
@@ -249,7 +250,9 @@ SET_TO = re.compile(
     r"|(?:把)?(?P<np_zh>[^，,。]{2,30}?)(?:改成|换成|改为|换为|更新为|设成)了?(?P<value_zh>.+)$",
     re.I,
 )
-CLAUSE_SPLIT = re.compile(r"[;；,，]\s*|\s+(?:and|so|but)\s+(?=(?:i|i'm|i've|my|we|our)\b)", re.I)
+CLAUSE_SPLIT = re.compile(
+    r"[;；,，]\s*|(?<=[.!?。！？])\s*(?=\S)|\s+(?:and|so|but)\s+(?=(?:i|i'm|i've|my|we|our)\b)", re.I
+)
 SURNAME_NAME = re.compile(
     "^\\s*[王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金][\\u3400-\\u9fff]{1,2}\\s*$"
 )

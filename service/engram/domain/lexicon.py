@@ -11,9 +11,11 @@ rules see through wording and language where it knows the words. Measured by
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 # concept: (parent, names). Names are matched as whole words (English, any plural "s"/"es") or as
 # substrings (Chinese). The domains (parent None) are what a slot is about.
@@ -192,69 +194,36 @@ _PEOPLE: dict[str, str] = {
     "school": "school|学校",
 }
 
-# Topics a person has one of at a time (one home, one job, one diet, one school stage): the words
-# that say a statement is about one. A statement that announces a change within a topic replaces
-# the same person's older statements of that topic, whatever their words ("I use Windows" -> "I've
-# moved entirely to a Mac"); one that states the topic again in other words may replace them.
-_TOPICS: dict[str, str] = {
-    "residence": "live in|lives in|living in|live with|lived in|based in|reside|resides|home is|my place|our place|"
-    "apartment|flat|studio|dorm|dorms|dormitory|condo|townhouse|roommate|roommates|rent|renting|lease|house|"
-    "住在|住的|住着|家在|定居|租房|租的|合租|单间|宿舍|公寓|房子|房租|两室一厅|一室一厅|室友",
-    "job": "work at|work for|works at|works for|working at|working for|work as|works as|job|jobs|employer|"
-    "employed|career|nurse|teacher|engineer|developer|programmer|accountant|lawyer|paralegal|designer|"
-    "pharmacist|marketing|sales|teller|consultant|analyst|barista|chef|intern|freelancer|freelance|teach|"
-    "teaches|teaching|photographer|manager|clinic|office|shift|shifts|在上班|上班|工作|职业|公司|单位|工程师|律师|"
-    "律所|医生|护士|销售|产品经理|程序员|设计师|运营|会计|摄影师|外企|国企|助理",
-    "education": "student|undergrad|undergraduate|grad school|graduate|grad student|phd|master's|masters|"
-    "bachelor|kindergarten|preschool|grade|high school|middle school|elementary|primary school|university|"
-    "college|semester|freshman|sophomore|senior year|advisor|thesis|dissertation|研究生|读研|读博|硕士|博士|本科|"
-    "大学|幼儿园|小学|初中|高中|毕业|上学|学生|论文",
-    "relationship": "single|dating|married|engaged|divorced|widowed|boyfriend|girlfriend|partner|spouse|fiance|"
-    "fiancé|fiancee|husband|wife|seeing anyone|seeing someone|wedding|单身|恋爱|结婚|离婚|订婚|男朋友|女朋友|对象|"
-    "老公|老婆|相亲|婚礼",
-    "diet": "vegan|vegetarian|pescatarian|keto|carnivore|animal products|plant-based|meat eater|eat meat|"
-    "eating meat|eat fish|eating fish|gluten-free|dairy-free|diet|吃素|素食|纯素|荤|肉食|生酮|饮食|减肥|节食",
-    "drinking": "sober|sobriety|alcohol|booze|drinking alcohol|喝酒|戒酒|滴酒不沾",
-    "work hours": "work nights|working nights|night shift|night shifts|day shift|day shifts|9 to 5|9-5|"
-    "nine to five|four 10s|four tens|三班倒|白班|夜班|早班|晚班|倒班|作息",
-    "contact": "my number|phone number|cell number|mobile number|new number|email address|my email|handle|"
-    "username|user name|discord|instagram|微信号|手机号|电话号码|邮箱|qq号",
-    "smoking": "smoke|smoking|smoker|cigarette|cigarettes|vape|vaping|nicotine|抽烟|吸烟|烟|戒烟",
-    "computer": "windows|mac|macbook|imac|linux|ubuntu|chromebook|thinkpad|laptop|pc|desktop|电脑|笔记本|台式机|游戏本",
-    "phone": "iphone|android|pixel|galaxy|huawei|xiaomi|oppo|vivo|oneplus|手机|安卓|苹果手机|华为|小米",
-    "commute": "commute|commuting|drive to work|bike to work|cycle to work|walk to work|to the office|to work|"
-    "remote|work from home|wfh|hybrid|通勤|开车去公司|骑车去公司|远程|居家办公",
-    "weight": "weigh|weight|kg|kilos|pounds|lbs|体重|公斤|斤",
-    "sleep": "go to bed|bedtime|fall asleep|sleep at|睡觉|上床|入睡",
-    "wake": "wake up|get up|起床|醒",
-    "internet": "broadband|isp|internet provider|fiber|宽带|网络|电信|联通|移动",
-    "car": "car|drive a|toyota|honda|tesla|bmw|audi|mercedes|volkswagen|ford|subaru|byd|civic|corolla|"
-    "开的是|车|特斯拉|比亚迪|宝马|奥迪",
-}
-# What tells of a change within a topic, said with or without a change word ("Finally done
-# unpacking in Denver", "Defended last month!", "first week at Adidas", "离职了").
-_TOPIC_CHANGES: dict[str, str] = {
-    "residence": "moved to|moved into|moved in|moved out|moved back|moved away|moved off|moved here|just moved|"
-    "move in|moving in|relocated|unpacking|unpacked|new place|"
-    "new apartment|new house|signed a lease|my first lease|closed on a house|closed on|bought a house|settled in|"
-    "moved off campus|搬到|搬去|搬家|搬出来|搬出去|搬回|自己租|买了房|买房了|回老家",
-    "job": "quit my job|left my job|laid off|let go|fired|out of work|unemployed|between jobs|retired|new job|"
-    "first week at|first day at|first week|started at|turned in my badge|got hired|hired|resigned|"
-    "离职|辞职|跳槽|入职|被裁|裁员|失业|退休|新工作|换工作|转行|调到|上岸",
-    "education": "graduated|defended|dropped out|finished my degree|finished my phd|move-in day|enrolled|"
-    "got into|accepted to|accepted into|transferred to|毕业|读完|退学|考上|录取|入学|答辩",
-    "relationship": "broke up|split up|divorce|got married|got engaged|moved in together|"
-    "my husband as of|my wife as of|分手|离婚|结婚了|领证|再婚|没成|在一起了",
-    "diet": "started eating|eating meat again|eating fish again|cut out|gave up meat|went vegan|went vegetarian|"
-    "quit sugar|开始吃|恢复正常饮食|又吃",
-    "drinking": "sober|quit drinking|stopped drinking|戒酒",
-    "smoking": "quit smoking|started smoking again|smoking again|on the patch|haven't had a cigarette|戒烟|又开始抽",
-    "phone": "new phone|新手机",
-    "car": "traded in|sold the car|sold my car|got a new car|new car|新车",
-    "computer": "new laptop|new computer|新电脑",
-    "commute": "went remote|fully remote|went hybrid|switched to",
-    "contact": "new number|new email|new handle|换号|换了号|不用了",
-}
+# Topics of a person's life (engram/data/topics.json): the words that say a statement is about one
+# ("states": "live in", "my flat", "住在", "合租") and those that tell of it changing on their own
+# ("changes": "unpacking", "signed a lease", "搬家", "退租"), English matched as whole words,
+# Chinese as substrings. Most are had one at a time (a home, a job, a diet): a statement that
+# announces a change of one replaces the same person's older statements of it, whatever their words
+# ("I use Windows" -> "I've moved entirely to a Mac"). Hobbies, pets, conditions and routines are
+# had several at a time: a change there may replace one, never surely.
+
+
+@dataclass(frozen=True)
+class _Topics:
+    states: dict[str, str]  # topic -> names, "|"-joined
+    changes: dict[str, str]
+    many_at_a_time: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def _topics() -> _Topics:
+    data = json.loads(resources.files("engram.data").joinpath("topics.json").read_text(encoding="utf-8"))
+    return _Topics(
+        states={t: "|".join(v["states"]) for t, v in data.items()},
+        changes={t: "|".join(v["changes"]) for t, v in data.items()},
+        many_at_a_time=frozenset(t for t, v in data.items() if not v["one_at_a_time"]),
+    )
+
+
+def one_at_a_time(topic: str) -> bool:
+    """A topic a person has one of at a time (a home, a job), not several (hobbies, pets)."""
+    return topic not in _topics().many_at_a_time
+
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
@@ -296,7 +265,7 @@ class _Index:
         return cls(by_name, words_from, max(cjk, default=1))
 
     def lookup(self, found: str) -> str | None:
-        for candidate in (found, found.removesuffix("es"), found.removesuffix("s")):
+        for candidate in self._stems(found):
             if candidate in self.by_name:
                 return self.by_name[candidate]
         return None
@@ -328,7 +297,9 @@ class _Index:
 
     @staticmethod
     def _stems(word: str) -> tuple[str, ...]:
-        return (word, word.removesuffix("es"), word.removesuffix("s"))
+        """The word and its singulars: "cats", "boxes", "puppies" (puppy)."""
+        ies = word[:-3] + "y" if word.endswith("ies") else word
+        return (word, word.removesuffix("es"), word.removesuffix("s"), ies)
 
     def _cjk(self, text: str) -> list[Mention]:
         out = []
@@ -407,7 +378,7 @@ def _topics_by_name(topics: dict[str, str]) -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _topic_index() -> _Index:
-    return _Index.of(_topics_by_name(_TOPICS))
+    return _Index.of(_topics_by_name(_topics().states))
 
 
 @lru_cache(maxsize=16384)
@@ -415,14 +386,17 @@ def topics_in(text: str) -> frozenset[str]:
     """The one-at-a-time topics a text is about (its phone, its diet, its school stage...), by what
     states them or tells of them changing."""
     stated = {t for m in _topic_index().mentions(text) for t in m.concept.split("+")}
-    if any(within(m.concept, "alcohol") for m in concepts_in(text)):  # wine, beer, 白酒: what one drinks
+    named = concepts_in(text)
+    if any(within(m.concept, "alcohol") for m in named):  # wine, beer, 白酒: what one drinks
         stated.add("drinking")
+    if any(within(m.concept, "pet") for m in named):  # rabbits, 柯基: the pets one has
+        stated.add("pet_status")
     return frozenset(stated) | topic_changes_in(text)
 
 
 @lru_cache(maxsize=1)
 def _topic_change_index() -> _Index:
-    return _Index.of(_topics_by_name(_TOPIC_CHANGES))
+    return _Index.of(_topics_by_name(_topics().changes))
 
 
 @lru_cache(maxsize=16384)

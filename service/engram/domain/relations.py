@@ -22,6 +22,7 @@ import re
 from engram.domain.claims import Claim, atomic, lineage_overlap, read_claim, read_claims, states_old_value
 from engram.domain.cues import ACQUIRE, ADDITIVE, ENDING, PAST_FRAME, RESUME, STILL, SWITCH, UNITS
 from engram.domain.judgement import MergeVerdict, Relation
+from engram.domain.lexicon import one_at_a_time
 from engram.domain.subjects import Sameness, same_person
 
 _COMPARATIVE = re.compile(r"\b(over|than|rather|instead of)\b|比|胜过|而不是", re.IGNORECASE)
@@ -115,11 +116,15 @@ def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
     shared_topics = new.topics & old.topics
     announced = new.strong_change or bool(shared_topics & new.topic_changes) or _says(ACQUIRE, new)
     kept = _says(STILL, new) and bool(_things(new.content & old.content))  # "换了个两室一厅，还在南山"
-    if announced and shared_topics and not _states_new(old, new) and not _additive(new) and not kept:
-        return _verdict(Relation.conflict, f"a change of {', '.join(sorted(shared_topics))}")
+    topic_change = announced and shared_topics and not _states_new(old, new) and not _additive(new) and not kept
+    topics = ", ".join(sorted(shared_topics))
+    if topic_change and any(one_at_a_time(t) for t in shared_topics):
+        return _verdict(Relation.conflict, f"a change of {topics}")
     ended = _ends(new, old)
     if ended is not None:
         return ended
+    if topic_change:  # one hobby, one pet of several
+        return _verdict(Relation.may_update, f"perhaps a change of {topics}")
     if new.numbers != old.numbers:
         one_value = new.slot is not None and new.slot == old.slot and new.single and not new.future
         if one_value and new.numbers and old.numbers:  # a number replaced by another: phone, weight
