@@ -46,3 +46,49 @@ def whole_run(turn: str, statement: str) -> bool:
             return True
         start = turn.find(statement, start + 1)
     return False
+
+
+# -- the one documented rewrite: the first person as "the user" --------------------------------
+
+_TOKEN = re.compile(r"[A-Za-z]+|['’][A-Za-z]+|\d+|[^\sA-Za-z\d]")
+_SELF = {"i", "me", "my", "mine", "myself", "themself", "im"}
+_AGREE = {
+    "is": "<be>", "am": "<be>", "'m": "<be>", "has": "<have>", "have": "<have>", "'ve": "<have>",
+    "does": "<do>", "do": "<do>", "would": "<d>", "had": "<d>", "'d": "<d>", "will": "<ll>", "'ll": "<ll>",
+    "doesn": "<do>", "don": "<do>", "hasn": "<have>", "haven": "<have>",
+}  # fmt: skip
+_STEMMER = __import__("snowballstemmer").stemmer("english")
+
+
+def _canon(text: str) -> list[str]:
+    tokens = [t.lower().replace("’", "'") for t in _TOKEN.findall(text)]
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "the" and i + 1 < len(tokens) and tokens[i + 1] == "user":
+            skip = 3 if i + 2 < len(tokens) and tokens[i + 2] == "'s" else 2
+            out.append("<u>")
+            i += skip
+            continue
+        if t in _SELF:
+            out.append("<u>")
+        elif t in _AGREE:
+            out.append(_AGREE[t])
+        elif t.startswith("'"):
+            out.append(t)
+        else:
+            stem = _STEMMER.stemWord(t)
+            out.append({"goe": "go", "goes": "go"}.get(stem, stem).removesuffix("e"))
+        i += 1
+    return out
+
+
+def _zh(text: str) -> str:
+    return re.sub("用户的|我的|用户|我(?![们俩])", "§", text)
+
+
+def first_person_only(before: str, after: str) -> bool:
+    """Whether ``after`` is ``before`` with nothing changed but the first person written as "the
+    user" and the verbs agreeing with it."""
+    return _canon(_zh(after)) == _canon(_zh(before))

@@ -58,14 +58,14 @@ def test_people_get_tables_and_scripts_get_json(cli_env):
         engram(cli_env, "write", f"The user visited museum number {i} in Paris", *t)
 
     table = engram(cli_env, "search", "where does the user live", *t)
-    assert table.returncode == 0 and "score" in table.stdout and "I moved to Paris" in table.stdout
+    assert table.returncode == 0 and "score" in table.stdout and "The user moved to Paris" in table.stdout
     assert not table.stdout.lstrip().startswith("{")
     as_json = json.loads(engram(cli_env, "search", "Paris", *t, "--json").stdout)
     assert len(as_json["hits"]) == 5  # ENGRAM_RETRIEVAL__DEFAULT_TOP_K's default, not a CLI constant
     wider = engram({**cli_env, "ENGRAM_RETRIEVAL__DEFAULT_TOP_K": "8"}, "search", "Paris", *t, "--json")
     assert len(json.loads(wider.stdout)["hits"]) == 8
     tagged = json.loads(engram(cli_env, "search", "Paris", *t, "--tag", "home", "--json").stdout)
-    assert [h["memory"]["content"] for h in tagged["hits"]] == ["I moved to Paris, I live in Paris now"]
+    assert [h["memory"]["content"] for h in tagged["hits"]] == ["The user moved to Paris, the user lives in Paris now"]
     dated = engram(cli_env, "search", "what did I do last week", *t, "--now", "2020-01-01T00:00:00Z", "--json")
     assert json.loads(dated.stdout)["hits"] == []  # nothing happened the week before that --now
     nothing = engram(cli_env, "search", "museum", *t, "--type", "task")
@@ -73,17 +73,17 @@ def test_people_get_tables_and_scripts_get_json(cli_env):
 
     page = json.loads(engram(cli_env, "list", *t, "--status", "superseded", "--json").stdout)
     (old,) = page["items"]
-    assert old["content"] == "I live in Berlin"
+    assert old["content"] == "The user lives in Berlin"
     listed = engram(cli_env, "list", *t, "--tag", "home", "--status", "superseded", "--status", "active")
     both = ("--status", "superseded", "--status", "active")
     berlin = json.loads(engram(cli_env, "list", *t, "--contains", "BERLIN", *both, "--json").stdout)
-    assert [m["content"] for m in berlin["items"]] == ["I live in Berlin"]
+    assert [m["content"] for m in berlin["items"]] == ["The user lives in Berlin"]
     drawn = json.loads(engram(cli_env, "timeline", *t, *both, "--json").stdout)
     assert drawn["bucket"] == "day" and drawn["total"] == sum(sum(p["counts"].values()) for p in drawn["points"]) > 1
     assert "memories by day" in engram(cli_env, "timeline", *t).stdout
-    assert "I live in Berlin" in listed.stdout and "superseded" in listed.stdout
+    assert "The user lives in Berlin" in listed.stdout and "superseded" in listed.stdout
     card = engram(cli_env, "get", old["id"], *t)
-    assert "I live in Berlin" in card.stdout and f"superseded by {old['superseded_by']}" in card.stdout
+    assert "The user lives in Berlin" in card.stdout and f"superseded by {old['superseded_by']}" in card.stdout
     history = engram(cli_env, "history", old["id"], *t)
     assert "written" in history.stdout and "superseded" in history.stdout
     events = json.loads(engram(cli_env, "history", old["id"], *t, "--json").stdout)

@@ -37,7 +37,7 @@ async def test_said_three_times_is_one_memory_mentioned_three_times(engram, tena
         outcomes += [r.outcome for r in result.results]
     assert outcomes == [WriteOutcome.created, WriteOutcome.duplicate, WriteOutcome.duplicate]
     [memory] = await memories_of(engram, ctx)
-    assert memory.content == "我喜欢喝美式" and memory.mentions == 3 and memory.type == "preference"
+    assert memory.content == "用户喜欢喝美式" and memory.mentions == 3 and memory.type == "preference"
     assert memory.access_count == 0  # stated three times, never yet returned to an agent
     assert [e.event for e in await engram.memories.history(ctx, memory.id)] == ["written", "touched", "touched"]
 
@@ -49,9 +49,9 @@ async def test_a_change_supersedes_the_old_fact_and_keeps_it_in_history(engram, 
     assert switched.outcome == WriteOutcome.superseded and switched.related.id == coffee.id
     old = await engram.memories.get(ctx, coffee.id)
     assert old.status == Status.superseded and old.superseded_by == switched.memory.id
-    assert [m.content for m in await memories_of(engram, ctx)] == ["I switched to tea"]
+    assert [m.content for m in await memories_of(engram, ctx)] == ["The user switched to tea"]
     hits = (await engram.search.search(ctx, SearchRequest(query="coffee or tea"))).hits
-    assert [h.memory.content for h in hits] == ["I switched to tea"]
+    assert [h.memory.content for h in hits] == ["The user switched to tea"]
     history = await engram.memories.history(ctx, coffee.id)
     assert [e.event for e in history] == ["written", "superseded"]
     assert history[-1].details["superseded_by"] == str(switched.memory.id)
@@ -64,9 +64,9 @@ async def test_a_detail_is_merged_into_the_existing_memory(engram, tenant):
     first = (await engram.writes.write(ctx, NewMemory(content="I like americano"))).memory
     merged = await engram.writes.write(ctx, NewMemory(content="I like americano without sugar"))
     assert merged.outcome == WriteOutcome.merged and merged.memory.id == first.id
-    assert merged.memory.content == "I like americano without sugar" and merged.memory.mentions == 2
+    assert merged.memory.content == "The user likes americano without sugar" and merged.memory.mentions == 2
     events = await engram.memories.history(ctx, first.id)
-    assert events[-1].event == "merged" and events[-1].details["previous_content"] == "I like americano"
+    assert events[-1].event == "merged" and events[-1].details["previous_content"] == "The user likes americano"
     hits = (await engram.search.search(ctx, SearchRequest(query="sugar"))).hits
     assert hits[0].memory.id == first.id  # re-indexed with the merged content
 

@@ -77,7 +77,7 @@ async def test_failures_fall_back_to_the_rules(llm_engram, llm, llm_tenant, fail
     before = llm_engram.judge.fallbacks
     result = await llm_engram.ingest.remember(llm_tenant, Turn(user="我喜欢喝美式"))
     assert llm_engram.judge.fallbacks == before + 1
-    assert [r.memory.content for r in result.results] == ["我喜欢喝美式"]  # what the rules keep
+    assert [r.memory.content for r in result.results] == ["用户喜欢喝美式"]  # what the rules keep
 
 
 def relations(*answers: dict) -> dict:
@@ -101,10 +101,10 @@ async def test_the_model_is_asked_once_about_every_neighbour_and_retires_what_it
     new = await llm_engram.writes.write(llm_tenant, NewMemory(content="These days my Sundays are for football"))
     assert len(llm.script.requests) == asked + 1  # one question for all the neighbours
     sent = llm.script.requests[-1]["messages"][1]["content"]
-    assert "I play tennis every Sunday" in sent and "I bought a new tennis racket" in sent
+    assert tennis.content in sent and racket.content in sent  # "The user plays tennis every Sunday"
     # The answer is read by index: which neighbour got which number is in the question itself.
     order = [e["memory"] for e in json.loads(sent)["existing"]]
-    expected = {"I play tennis every Sunday": tennis.id, "I bought a new tennis racket": racket.id}
+    expected = {tennis.content: tennis.id, racket.content: racket.id}
     retired = {expected[order[0]]} if order[0] in expected else set()
     assert {m.id for m in new.superseded} == retired
     assert new.outcome == (WriteOutcome.superseded if retired else WriteOutcome.created)
@@ -115,7 +115,7 @@ async def test_a_supplement_without_merged_text_is_decided_by_the_rules(llm_engr
     llm.script.reply_json(relations({"relation": "supplement"}))
     result = await llm_engram.writes.write(llm_tenant, NewMemory(content="My favourite sport is football"))
     assert result.outcome == WriteOutcome.superseded  # the rules: a new favourite replaces the old one
-    assert "My favourite sport is tennis" in llm.script.requests[-1]["messages"][1]["content"]
+    assert "The user's favourite sport is tennis" in llm.script.requests[-1]["messages"][1]["content"]
 
 
 async def test_the_model_cannot_merge_facts_whose_numbers_differ(llm_engram, llm, llm_tenant):

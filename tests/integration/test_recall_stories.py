@@ -9,6 +9,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from engram.domain.fusion import ChannelScores, Weights, relevance
+from engram.domain.perspective import in_third_person as stored
 from tests.conftest import tenant_api, unique_tenant
 
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
@@ -47,7 +48,7 @@ async def test_a_question_finds_its_answer_in_either_language_and_every_score_is
         await write(client, content)
     found = await search(client, "用户平时喝什么？", explain=True)
     contents = [h["memory"]["content"] for h in found["hits"]]
-    assert set(contents[:2]) == {"我现在每天喝绿茶", "The user drinks green tea every day"}
+    assert set(contents[:2]) == {stored("我现在每天喝绿茶"), "The user drinks green tea every day"}
     explanation = found["explanation"]
     weights = Weights(**explanation["weights"])
     for fused in explanation["fused"]:
@@ -63,7 +64,7 @@ async def test_identifiers_score_within_0_and_1_and_come_first(api):
         await write(client, content)
     for query, expected in [("A1235", "我的订单号是 A1235"), ("ada@example.org", "My e-mail is ada@example.org")]:
         hits = (await search(client, query))["hits"]
-        assert hits[0]["memory"]["content"] == expected
+        assert hits[0]["memory"]["content"] == stored(expected)
         assert all(0 <= h["score"] <= 1 for h in hits) and hits[0]["score"] >= 0.9
 
 
@@ -75,7 +76,7 @@ async def test_a_question_whose_answer_is_stored_never_comes_back_empty(api):
     await write(client, "I like Americano")
     await write(client, "I switched from coffee to tea")
     hits = (await search(client, "what does the user drink"))["hits"]
-    assert [h["memory"]["content"] for h in hits][:1] == ["I switched from coffee to tea"]
+    assert [h["memory"]["content"] for h in hits][:1] == [stored("I switched from coffee to tea")]
 
 
 # -- 3. time is a first-class question ------------------------------------------------------
@@ -101,7 +102,7 @@ async def test_last_time_prefers_the_latest_match_across_languages(api):
     await write(client, "我喜欢喝美式")
     for query in ["上次看牙医是什么时候", "when did I last go to the dentist"]:
         found = await search(client, query, now=NOW.isoformat(), explain=True)
-        assert found["hits"][0]["memory"]["content"] == "我去看了牙医", query
+        assert found["hits"][0]["memory"]["content"] == stored("我去看了牙医"), query
         assert found["explanation"]["prefer_recent"]
 
 
@@ -127,9 +128,9 @@ async def test_a_change_retires_every_statement_of_the_old_value(api, before, ch
         await write(client, content)
     result = await write(client, change)
     assert result["outcome"] == "superseded"
-    assert sorted(m["content"] for m in result["superseded"]) == sorted(before)
-    assert await active(client) == [change]
-    assert (await search(client, query))["hits"][0]["memory"]["content"] == answer
+    assert sorted(m["content"] for m in result["superseded"]) == sorted(map(stored, before))
+    assert await active(client) == [stored(change)]
+    assert (await search(client, query))["hits"][0]["memory"]["content"] == stored(answer)
     old = await client.get(f"/memories/{result['superseded'][0]['id']}/history")
     assert [e["event"] for e in old.json()] == ["written", "superseded"]  # kept, with its history
 
@@ -172,7 +173,7 @@ async def test_near_misses_stay_two_facts(api, statements):
     client, _ = api
     for content in statements:
         assert (await write(client, content))["outcome"] == "created"
-    assert sorted(await active(client)) == sorted(statements)
+    assert sorted(await active(client)) == sorted(map(stored, statements))
 
 
 # -- 5. a transcript is never self-superseding --------------------------------------------------
@@ -223,11 +224,11 @@ async def test_forgetting_keeps_what_the_user_cares_about_and_says_why(api, engr
     await client.patch(f"/memories/{trip['memory']['id']}", json={"pinned": True})
     await age(engram, ctx, 90)
     preview = (await client.post("/forgetting/run", params={"dry_run": True})).json()
-    assert [c["memory"]["content"] for c in preview["candidates"]] == ["我最近在减肥"]
+    assert [c["memory"]["content"] for c in preview["candidates"]] == [stored("我最近在减肥")]
     assert "below" in preview["candidates"][0]["reason"] and preview["candidates"][0]["judge_reason"]
     kept = {k["content"]: k["reason"] for k in preview["kept"]}
     assert kept["Went to a pottery class"].startswith("pinned")
-    assert kept["I like Americano"].startswith("a current preference")
+    assert kept[stored("I like Americano")].startswith("a current preference")
     assert preview["kept_by_reason"] == {"pinned": 1, "current fact": 1}
     run = (await client.post("/forgetting/run")).json()
     assert run["forgotten"] == [diet["memory"]["id"]]
@@ -258,9 +259,9 @@ async def test_remember_over_mcp_dates_splits_and_strips(service, engram):
         assert "remember" in (client.instructions or "") and "write_memory" in (client.instructions or "")
         turns = [
             ("下个月3号要交房租", ["2027年1月3日要交房租"]),
-            ("I have a dentist appointment tomorrow", ["I have a dentist appointment on 2026-12-04"]),
-            ("我喜欢喝咖啡，我老婆喜欢喝茶", ["我喜欢喝咖啡", "我老婆喜欢喝茶"]),
-            ("Oh and I really like jazz lol", ["I really like jazz"]),
+            ("I have a dentist appointment tomorrow", ["The user has a dentist appointment on 2026-12-04"]),
+            ("我喜欢喝咖啡，我老婆喜欢喝茶", ["用户喜欢喝咖啡", "用户的老婆喜欢喝茶"]),
+            ("Oh and I really like jazz lol", ["The user really likes jazz"]),
         ]
         for said, stored in turns:
             result = await client.call_tool("remember", {"user": said, "now": NOW.isoformat()})

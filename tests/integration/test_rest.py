@@ -120,8 +120,8 @@ async def test_remember_close_forgetting_and_consolidation_endpoints(api):
     body = remembered.json()
     assert body["judge"] == "rules" and body["judgement"]["should_write"]
     assert [(r["memory"]["content"], r["memory"]["type"]) for r in body["results"]] == [
-        ("我对花生过敏", "preference"),
-        ("提醒我2026年12月4日买牛奶", "task"),  # "明天" from when it was said
+        ("用户对花生过敏", "preference"),
+        ("提醒用户2026年12月4日买牛奶", "task"),  # "明天" from when it was said
     ]
     assert body["results"][1]["memory"]["occurred_at"].startswith("2026-12-04")
     note = {"content": "We are comparing two laptops", "layer": "session", "session_id": "s-9"}

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engram.domain.perspective import in_third_person
 from engram.domain.utterance import clauses, statements, strip_filler
 from tests import corpora
-from tests.words_kept import whole_run
+from tests.words_kept import first_person_only, whole_run
 
 # Words that begin like filler ("So", "And", "Oh", "Um", "Well", "Yes", "Right", "Ok"), filler
 # itself, and Chinese words that end or start like particles ("酒吧", "那个人").
@@ -182,3 +183,39 @@ def test_filler_goes_as_whole_words_only(said, kept):
 )
 def test_a_clause_is_split_off_only_when_it_stands_alone(said, parts):
     assert [p for p in clauses(said)] == parts
+
+
+@settings(max_examples=2000, deadline=None)
+@given(turn)
+def test_a_stored_fact_is_the_statement_with_only_its_first_person_rewritten(said):
+    for statement in statements(said):
+        assert first_person_only(statement, in_third_person(statement)), (statement, in_third_person(statement))
+
+
+@pytest.mark.skipif(corpora.missing() is not None, reason=str(corpora.missing()))
+def test_every_statement_of_the_real_corpora_keeps_its_words_in_the_third_person():
+    checked = [(s, in_third_person(s)) for t in corpora.turns() for s in statements(t)]
+    violations = [(s, stored) for s, stored in checked if not first_person_only(s, stored)]
+    assert sum(s != stored for s, stored in checked) > 5000  # most statements say "I" somewhere
+    assert violations == [], f"{len(violations)} of {len(checked)} changed more than the person: {violations[:3]}"
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I love coffee", "The user loves coffee"),
+        ("I'm allergic to my cat", "The user is allergic to the user's cat"),
+        ("I don't eat meat", "The user doesn't eat meat"),
+        ("I usually go to bed at 11", "The user usually goes to bed at 11"),
+        ("I went hiking with my sister Mia", "The user went hiking with the user's sister Mia"),
+        ("I'd like tea", "The user would like tea"),
+        ('She told me "I love you"', 'She told the user "I love you"'),  # quoted words stay
+        ("Caroline: I went to a support group", "Caroline: I went to a support group"),  # a speaker's line
+        ("我很喜欢我的猫", "用户很喜欢用户的猫"),
+        ("我妈住在海淀", "用户的妈住在海淀"),
+        ("我们去了北京", "我们去了北京"),  # we: the user with others
+        ("The user prefers tea", "The user prefers tea"),
+    ],
+)
+def test_the_first_person_is_the_user(said, stored):
+    assert in_third_person(said) == stored

@@ -46,13 +46,15 @@ from engram.domain.lexicon import (
     concepts_in,
     domain_of,
     is_domain,
+    one_at_a_time,
     people_in,
     topic_changes_in,
     topics_in,
     within,
 )
 from engram.domain.numbers import dates_of, numbers_of
-from engram.domain.subjects import THE_USER, Subject, known_word, subject_of
+from engram.domain.perspective import as_the_user_said_it
+from engram.domain.subjects import THE_USER, Subject, is_verb, known_word, subject_of
 from engram.domain.tokenize import query_tokens
 from engram.domain.utterance import strip_filler
 
@@ -80,6 +82,18 @@ class Claim:
     @property
     def slot(self) -> str | None:
         return f"{self.subject.key}|{self.attribute}" if self.attribute else None
+
+    @property
+    def filed_under(self) -> str | None:
+        """Where a memory is filed for a later change to find it whatever its words: its slot when
+        it names an attribute, else the one-at-a-time topic it is about ("I love my Honda Civic"
+        and "Loving my new Tesla" are both the user's car)."""
+        if self.attribute and not self.attribute.startswith("likes:"):
+            return self.slot
+        single = sorted(t for t in self.topics if one_at_a_time(t))
+        if len(single) == 1:
+            return f"{self.subject.key}|topic:{single[0]}"
+        return self.slot
 
 
 def _language(text: str) -> str:
@@ -132,8 +146,31 @@ def _copula_attribute(np: str, value: str) -> str | None:
 
 
 def _clauses(text: str) -> list[str]:
-    """A statement's clauses, for the one that names a slot: "Linda left; my new manager is Raj"."""
-    return [c for c in CLAUSE_SPLIT.split(text) if c and re.search(r"\w", c)] or [text]
+    """A statement's clauses, for the one that names a slot: "Linda left; my new manager is Raj".
+    A piece that is only who is speaking of ("my girlfriend and I just adopted a puppy") stays with
+    what it says."""
+    pieces, start = [], 0
+    for cut in CLAUSE_SPLIT.finditer(text):
+        pieces.append((text[start : cut.start()], text[cut.start() : cut.end()]))
+        start = cut.end()
+    pieces.append((text[start:], ""))
+    out: list[str] = []
+    carried = ""
+    for piece, separator in pieces:
+        if not re.search(r"\w", piece):
+            continue
+        if separator.strip().lower() == "and" and _only_who(piece):
+            carried += piece + separator
+            continue
+        out.append(carried + piece)
+        carried = ""
+    return out or [text]
+
+
+def _only_who(piece: str) -> bool:
+    """A few words naming people and no verb: "my girlfriend", "Tom"."""
+    words = re.findall(r"[A-Za-z']+", piece)
+    return 0 < len(words) <= 3 and not any(is_verb(w.lower()) for w in words)
 
 
 # "Caroline: I went to a support group": a line of a conversation, said by its speaker.
@@ -153,7 +190,7 @@ class Said:
 
 @lru_cache(maxsize=8192)
 def read_said(text: str) -> Said:
-    text = strip_filler(text)
+    text = as_the_user_said_it(strip_filler(text))
     speaker = THE_USER
     label = _SPEAKER.match(text)
     if label is not None and not known_word(label.group(1).split()[0]):
@@ -292,6 +329,8 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
     language = base.language
     lowered = clause.lower() if language == "en" else clause
     original = clause if len(lowered) == len(clause) else lowered  # the same offsets in either
+    if clause.strip() != base.text.strip():  # the topics of this clause's subject, not of the others'
+        base = replace(base, topics=topics_in(lowered), topic_changes=topic_changes_in(lowered))
 
     def subject(before: int) -> Subject:
         return subject_of(original[:before], default)

@@ -145,12 +145,13 @@ ACQUIRE = re.compile(
 )
 PRONOUN = {"his": "he", "him": "he", "her": "she", "their": "they", "them": "they", "他们": "they", "她们": "they"}
 THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|她们|他|她", re.I)
-# A plan or an intention: true of the future, so it retires nothing now.
+# A plan, an intention or a maybe: not what is true today, so it retires nothing now. (A date alone,
+# "in November 2026" as the write path writes "last month", says neither.)
 FUTURE = re.compile(
     r"\b(?:will|going to|gonna|plan(?:ning)? to|intend(?:ing)? to|about to|thinking (?:of|about)|"
     r"(?:is|am|are) (?:moving|relocating|switching|changing|starting|quitting)|next (?:week|month|year)|"
-    r"in (?:january|february|march|april|may|june|july|august|september|october|november|december) \d{4})\b"
-    r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会",
+    r"maybe|perhaps|might|considering|not sure|haven't decided|undecided)\b"
+    r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会|可能|也许|或许|考虑|还没想好|不确定|还没定",
     re.I,
 )
 # Where the old value ends and the new one starts in a change ("from coffee to tea", "从咖啡换成了茶").

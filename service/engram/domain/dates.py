@@ -199,7 +199,11 @@ def resolve_relative_dates(text: str, now: datetime) -> Resolved:
                 replacement, day = resolve(match, today)
             except (ValueError, OverflowError):  # "下个月31号" in a short month, a year out of range
                 continue
-            pieces += [text[last : match.start()], replacement]
+            at_start = not text[: match.start()].strip() or text[: match.start()].rstrip()[-1:] in ".!?。！？\n"
+            pieces += [
+                text[last : match.start()],
+                replacement[:1].upper() + replacement[1:] if at_start else replacement,
+            ]
             last = match.end()
             if day is not None:
                 days.append(day)

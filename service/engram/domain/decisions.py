@@ -60,6 +60,7 @@ class Looked:
     target: Target
     similarity: float
     relation: Relation
+    someone_else: bool = False  # about another person: no update of the new fact's, whatever it says
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -265,9 +265,14 @@ class _Index:
         return cls(by_name, words_from, max(cjk, default=1))
 
     def lookup(self, found: str) -> str | None:
-        for candidate in self._stems(found):
-            if candidate in self.by_name:
-                return self.by_name[candidate]
+        """The name ``found`` is, its first and last words in any of their forms ("works nights")."""
+        words = found.split(" ")
+        firsts = self._stems(words[0]) if len(words) > 1 else ("",)
+        for last in self._stems(words[-1]):
+            for first in firsts:
+                candidate = " ".join([first, *words[1:-1], last]) if len(words) > 1 else last
+                if candidate in self.by_name:
+                    return self.by_name[candidate]
         return None
 
     def mentions(self, text: str) -> tuple[Mention, ...]:

@@ -60,16 +60,26 @@ def relate_statements(new: str, existing: str) -> MergeVerdict:
             return verdict
         return _verdict(Relation.different, "not one fact: a message of many sentences is kept as it is")
     if verdict.relation in (Relation.conflict, Relation.same, Relation.supplement):
-        return verdict
+        return _unless_still(verdict, new, existing)
     strongest = verdict
     for n in read_claims(new):
         for o in read_claims(existing):
             pair = relate_claims(n, o)
             if pair.relation == Relation.conflict:
-                return pair
+                return _unless_still(pair, new, existing)
             if pair.relation == Relation.may_update:
                 strongest = pair
     return strongest
+
+
+def _unless_still(verdict: MergeVerdict, new: str, existing: str) -> MergeVerdict:
+    """A change that says what it leaves as it was ("换了个两室一厅，还在南山") is no change of what the
+    older statement names there."""
+    if verdict.relation != Relation.conflict or not STILL.search(new.lower()):
+        return verdict
+    if _things(read_claim(new).content & read_claim(existing).content):
+        return _verdict(Relation.may_update, f"{verdict.reason}, but it says what stays")
+    return verdict
 
 
 def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
@@ -254,3 +264,9 @@ def _relate_by_words(new: Claim, old: Claim) -> MergeVerdict:
     if new.negated == old.negated and new.content and new.content < old.content:
         return _verdict(Relation.same, "nothing new")
     return _verdict(Relation.different, "different words carry different facts")
+
+
+def about_someone_else(new: str, existing: str) -> bool:
+    """Whether the two statements are about different people (a fact of Jess's is no update of
+    the user's, however close its words)."""
+    return same_person(read_claim(new).subject, read_claim(existing).subject) == Sameness.different

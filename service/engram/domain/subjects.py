@@ -197,6 +197,14 @@ def subject_of(clause: str, default: Subject = THE_USER) -> Subject:
     return (_subject_zh(clause) if chinese else _subject_en(clause)) or default
 
 
+def names_someone(clause: str) -> bool:
+    """Whether the clause is about someone it names or the user's people ("Andrew lives in Ohio",
+    "王芳今年三十二岁", "my sister is a nurse"), not "he" or nobody."""
+    chinese = re.search(r"[\u3400-\u9fff]", clause) is not None and _mostly_chinese(clause)
+    found = _subject_zh(clause) if chinese else _subject_en(clause)
+    return found is not None and found.path[0] not in (SOMEONE, WE) and not found.is_user
+
+
 def _mostly_chinese(text: str) -> bool:
     return len(re.findall(r"[\u3400-\u9fff]", text)) >= len(re.findall(r"[A-Za-z]+", text))
 
@@ -242,7 +250,7 @@ def known_word(word: str) -> bool:
     return bool(_lemma_kinds(word.lower().removesuffix("'s").removesuffix("’s")))
 
 
-def _is_verb(word: str) -> bool:
+def is_verb(word: str) -> bool:
     return bool(_lemma_kinds(word) & {"VERB", "AUX"}) and word not in _OWNER_EN
 
 
@@ -253,7 +261,8 @@ _NOT_NAMES = frozenset(
     thursday friday saturday sunday january february march april may june july august september october november
     december weekends weekdays mornings evenings nights the a an my our your finally just ugh omg wow big new
     one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
-    it it's its that that's this there there's here here's what what's who who's let's""".split()
+    it it's its that that's this there there's here here's what what's who who's let's
+    he she they him her his their them he's she's they're we us you your you're i""".split()
 )
 
 
@@ -295,9 +304,9 @@ def _subject_en(clause: str) -> Subject | None:
             return Subject((SOMEONE,))
         if token.endswith(("'s", "’s")) and owner is None and bare not in _OWNER_EN and not _lemma_kinds(bare):
             return Subject(("name",), bare)  # "kim's number": someone's, even in lower case
-        if owner is None and i > 0 and (_is_verb(low) or low in _PREPOSITIONS):
+        if owner is None and i > 0 and (is_verb(low) or low in _PREPOSITIONS):
             break  # past the verb or a preposition: what follows is what is said, not who
-        if owner is not None and low not in _QUALIFIERS and _is_verb(low):
+        if owner is not None and low not in _QUALIFIERS and is_verb(low):
             break
         i += 1
     return owner

@@ -34,8 +34,10 @@ numbered. For each existing memory, decide how the NEW statement relates to it:
 "same" (the same fact in other words or another language), "supplement" (the NEW one adds detail;
 give merged_content, one memory holding both), "conflict" (the NEW statement makes it no longer
 true: a changed value, preference, status, habit or plan; name every memory it makes stale),
-"different" (anything else: another person's fact, another order or event, another thing of the
-same kind). A new number for the same thing (a new weight, a new phone number) is a "conflict".
+"may_update" (the NEW statement perhaps makes it stale, but it cannot be told from what is said:
+both are kept, and the older one is marked and ranked below), "different" (anything else: another
+person's fact, another order or event, another thing of the same kind). A new number for the same
+thing (a new weight, a new phone number) is a "conflict".
 Answer with JSON only, one entry per existing memory, matching this schema: {schema}"""
 
 FORGET_PROMPT = """A memory has not been used for a long time and its decay score is low.

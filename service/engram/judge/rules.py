@@ -14,6 +14,7 @@ import re
 from engram.domain.judgement import Fact, ForgetVerdict, MergeVerdict, Turn, TurnJudgement
 from engram.domain.models import Layer, Memory, MemoryType
 from engram.domain.relations import relate_statements
+from engram.domain.subjects import names_someone
 from engram.domain.utterance import statements
 from engram.judge.base import Judge
 
@@ -82,7 +83,7 @@ class RuleJudge(Judge):
             kind, importance = MemoryType.preference, 0.6
         elif _EVENT.search(sentence):
             kind, importance = MemoryType.event, 0.5
-        elif _SELF.search(sentence):
+        elif _SELF.search(sentence) or names_someone(sentence):  # the user, or the people of the user's life
             kind, importance = MemoryType.fact, 0.5
         else:
             return None

@@ -44,7 +44,8 @@ TENANT_SCOPE_KEY = "engram.tenant"
 ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
 Contains = Annotated[Text | None, Field(min_length=1, max_length=200, description="content holds this text (any case)")]
 
-INSTRUCTIONS = """engram is your long-term memory of the user.
+INSTRUCTIONS = """engram is your long-term memory of the user. Memories say "the user" (engram
+writes what the user says in "I" that way).
 
 Writing, use ONE of the two for a given piece of information, never both (that stores it twice):
 - remember: after a user turn, pass what the user said (and your reply). engram picks the durable
@@ -52,12 +53,18 @@ Writing, use ONE of the two for a given piece of information, never both (that s
   atomic facts and turns "tomorrow" into a date. The easy default.
 - write_memory: when you have already distilled one atomic fact yourself ("The user prefers tea").
   Set kind="turn" to keep a transcript line verbatim instead.
-Either way a repeat is counted, not stored twice; a detail is merged; a change ("I switched to tea")
-supersedes every older memory it replaces, which stay in the history.
+A repeat is counted, not stored twice; a detail is merged; a change engram is sure of ("I switched
+to tea") supersedes what it replaces, history kept.
+
+Settling changes: every write returns `candidates`, older memories the new fact may update. When
+the new fact makes one of them no longer true (a new job, a move, "finished my PhD", "eating fish
+again"), write the fact again with replaces=[that id] (or pass replaces on the first write). A
+candidate with marked=true is one engram thinks may be replaced: search ranks it below the newer
+one and shows `newer`; settle it the same way, or leave it if both are true.
 
 Reading: call search_memory before answering anything about the user or past work. Time words work
 ("last week", "上次", "in May"); a question about a time alone returns that time's memories in order.
-Each hit has a score in [0, 1].
+Each hit has a score in [0, 1]; a hit with `newer` may be out of date (current_only=true hides such).
 
 Correcting: forget_memory when the user asks you to forget something or a memory is wrong;
 update_memory to fix one (pinned=true keeps it from ever being forgotten by the schedule)."""
@@ -184,8 +191,9 @@ def build_mcp(
         """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
         Outcomes: created; duplicate or touched (the same fact was already stored: its mention
         count goes up); merged (it added detail to an existing memory); superseded (it changes
-        older memories, which are retired and listed, history kept). Relative dates in a fact
-        become absolute dates."""
+        older memories, which are retired and listed, history kept). `candidates` are older
+        memories it may update: pass the ids of those it makes untrue in replaces. Relative dates
+        become absolute dates; "I" becomes "the user"."""
         with tool_errors("write_memory"):
             item = NewMemory(
                 content=content,
@@ -369,8 +377,9 @@ def build_mcp(
         """The default way to remember: give the user's turn and engram keeps what is durable.
         Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
         facts gives two memories; relative dates become dates; each fact is stored once (a repeat
-        is counted, a change supersedes every older memory it replaces). Do not also call
-        write_memory for the same turn."""
+        is counted, a change supersedes what it surely replaces). Each result lists `candidates`
+        it may update: to retire one, write the fact with write_memory and replaces=[its id].
+        Do not also call write_memory for the same turn otherwise."""
         with tool_errors("remember"):
             turn = Turn(
                 user=user,

@@ -15,7 +15,7 @@ from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lifecycle import may_be_same_fact, numbers_of
 from engram.domain.models import Kind, Memory
-from engram.domain.relations import announces_change, announces_change_outright, relate_statements
+from engram.domain.relations import about_someone_else, announces_change, announces_change_outright, relate_statements
 from engram.judge import Judge
 from engram.store.memories import MemoryRow
 
@@ -97,7 +97,7 @@ async def relate_all(
     return verdicts
 
 
-def decide(related: list[tuple[Candidate, MergeVerdict]], asked: list[Memory] | None = None) -> Decision:
+def decide(related: list[tuple[Candidate, MergeVerdict]], asked: list[Memory] | None = None, new: str = "") -> Decision:
     """Every memory a new fact replaces is retired, whatever it goes into: a repeat touches the
     closest same fact, a detail merges into the closest one it adds to, else it is inserted.
     ``related``: the candidates the judge looked at, with its verdicts; ``asked``: the memories the
@@ -110,7 +110,10 @@ def decide(related: list[tuple[Candidate, MergeVerdict]], asked: list[Memory] | 
     marks = tuple(
         Mark(c.target, v.reason) for c, v in related if v.relation == Relation.may_update and c.target.key not in gone
     )
-    looked = tuple(Looked(c.target, c.similarity, v.relation) for c, v in related)
+    looked = tuple(
+        Looked(c.target, c.similarity, v.relation, about_someone_else(new, c.content) if new else False)
+        for c, v in related
+    )
     retired = tuple(retire)
 
     def closest(relation: Relation) -> tuple[Candidate, MergeVerdict] | None:
@@ -177,7 +180,7 @@ async def plan(
         viewed = [c for c in candidates if in_view(row.content, c.similarity, thresholds, judge, c.same_slot)]
         asked_about = [(c.content, c.similarity, c.same_slot) for c in viewed]
         verdicts = await relate_all(row.content, asked_about, thresholds, judge)
-        decisions.append(decide(list(zip(viewed, verdicts, strict=True)), replaces))
+        decisions.append(decide(list(zip(viewed, verdicts, strict=True)), replaces, row.content))
     return decisions
 
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from engram.domain.judgement import Turn, TurnJudgement
 from engram.domain.models import Layer, NewMemory, WriteResult
 from engram.domain.tenancy import TenantContext
-from engram.errors import InvalidInput
+from engram.errors import Conflict
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.writes import WriteService
@@ -45,8 +45,10 @@ class IngestService:
             ]
             results = await self._writes.write_batch(ctx, items, actor)
         elif turn.replaces:
-            raise InvalidInput(
-                "replaces: this turn states nothing to keep, so nothing can replace them", field="replaces"
+            raise Conflict(
+                "replaces: this turn states nothing to keep, so nothing replaces them; write the new fact "
+                "with write_memory and replaces",
+                field="replaces",
             )
         else:
             metrics.write_decisions.labels(ctx.name, "skipped").inc()

@@ -33,11 +33,12 @@ from engram.domain.models import (
     WriteOutcome,
     WriteResult,
 )
+from engram.domain.perspective import in_third_person
 from engram.domain.tenancy import TenantContext
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
 from engram.embedding import Embedders
-from engram.errors import Conflict, InvalidInput
+from engram.errors import Conflict, InvalidInput, NotFound
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services import dedup
@@ -61,7 +62,7 @@ def derived_columns(
         "search_tokens": to_tsvector_literal(document_tokens(content)),
         "embedding": vector,
         "embedding_model": model,
-        "slot": read_claim(content).slot if kind == Kind.fact else None,
+        "slot": read_claim(content).filed_under if kind == Kind.fact else None,
     }
 
 
@@ -175,7 +176,7 @@ class WriteService:
             where = index if len(items) > 1 else None
             self.clean_content(item.content, index=where)
             _check_scope(item.layer, item.session_id, item.task_id, index=where)
-        items = [_with_absolute_dates(item) for item in items]
+        items = [_normalised(item) for item in items]
         contents = [item.content.strip() for item in items]
         rows: list[MemoryRow] = []
         for attempt in range(MAX_PLANS):
@@ -299,12 +300,16 @@ class WriteService:
                 if memory_id not in found:
                     prefix = f"items[{index}]." if len(items) > 1 else ""
                     field = f"{prefix}replaces[{position}]"
-                    raise InvalidInput(f"{field}: no memory {memory_id} in this tenant", field=field)
+                    raise NotFound(f"{field}: no memory {memory_id} in this tenant", field=field, index=index)
         return [[found[i] for i in dict.fromkeys(item.replaces) if found[i].status == Status.active] for item in items]
 
     def _merged_contents(self, rows: list[MemoryRow], decisions: list[Decision]) -> dict[int, str]:
         """The content each merging row leaves in its target."""
-        return {i: d.content.strip() or rows[i].content for i, d in enumerate(decisions) if isinstance(d, Merge)}
+        return {
+            i: in_third_person(d.content.strip()) or rows[i].content
+            for i, d in enumerate(decisions)
+            if isinstance(d, Merge)
+        }
 
     async def _with_vectors(
         self, ctx: TenantContext, rows: list[MemoryRow], contents: dict[int, str]
@@ -361,6 +366,9 @@ class WriteService:
                         )
                     )
                     outcome = WriteOutcome.merged
+                case Touch(target=target, exact=True) if item.replaces:
+                    # the same fact sent again to settle what it replaces: not the user saying it again
+                    holder, outcome = memory_of(target), WriteOutcome.duplicate
                 case Touch(target=target, exact=exact):
                     holder = await repo.touch(conn, ctx.schema, memory_of(target).id)
                     history.append(HistoryRow(holder.id, Event.touched, holder.content, actor, details))
@@ -455,7 +463,7 @@ def _with_candidates(
         seen: dict[UUID, Candidate] = {}
         for looked in sorted(decision.looked, key=lambda x: (x.target.memory is None, -x.similarity)):
             memory = memory_of(looked.target)
-            if memory.id in gone or memory.id in seen or memory.status != Status.active:
+            if memory.id in gone or memory.id in seen or memory.status != Status.active or looked.someone_else:
                 continue
             seen[memory.id] = Candidate(
                 id=memory.id,
@@ -471,11 +479,11 @@ def _with_candidates(
     return out
 
 
-def _with_absolute_dates(item: NewMemory) -> NewMemory:
-    """A fact's relative dates ("tomorrow", "下个月3号") become absolute, from when it was said
-    (``now``, else ``occurred_at``, else the server's clock); the day it names, relatively or by its
-    date ("December 20", "12月20日"), becomes its occurred_at if it has none. Transcript turns are
-    kept verbatim."""
+def _normalised(item: NewMemory) -> NewMemory:
+    """A fact as stored: its relative dates ("tomorrow", "下个月3号") absolute, from when it was said
+    (``now``, else ``occurred_at``, else the server's clock), and its first person "the user"
+    (domain/perspective.py); the day it names, relatively or by its date ("December 20",
+    "12月20日"), becomes its occurred_at if it has none. Transcript turns are kept verbatim."""
     if item.kind != Kind.fact:
         return item
     said = item.now or item.occurred_at or datetime.now(UTC)
@@ -485,9 +493,10 @@ def _with_absolute_dates(item: NewMemory) -> NewMemory:
     day = resolved.day or absolute_day(item.content, said)
     if occurred is None and day is not None:
         occurred = datetime.combine(day, time(12), tzinfo=said.tzinfo)
-    if resolved.text == item.content and occurred == item.occurred_at:
+    content = in_third_person(resolved.text)
+    if content == item.content and occurred == item.occurred_at:
         return item
-    return item.model_copy(update={"content": resolved.text, "occurred_at": occurred})
+    return item.model_copy(update={"content": content, "occurred_at": occurred})
 
 
 def _check_scope(layer: Layer, session_id: str | None, task_id: str | None, index: int | None = None) -> None:
