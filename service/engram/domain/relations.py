@@ -150,8 +150,12 @@ def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
         )
     if new.slot is not None and new.slot == old.slot:
         return _relate_in_slot(new, old)
-    if shared_topics and new.content != old.content and not _additive(new) and not new.negated and not old.negated:
-        return _verdict(Relation.may_update, f"perhaps a new {', '.join(sorted(shared_topics))}")
+    # A one-at-a-time topic said again in other words, by short statements (a line of chat that
+    # mentions work is no statement of one's job)
+    single = sorted(t for t in shared_topics if one_at_a_time(t))
+    said_again = single and new.content != old.content and not _additive(new) and not (new.negated or old.negated)
+    if said_again and _short(new) and _short(old):
+        return _verdict(Relation.may_update, f"perhaps a new {', '.join(single)}")
     return _relate_by_words(new, old)
 
 
@@ -174,6 +178,11 @@ def _ends(new: Claim, old: Claim) -> MergeVerdict | None:
     if shared & (old.values | old.new_values) or resuming:
         return _verdict(Relation.conflict, f"it ends or takes up again: {what}")
     return _verdict(Relation.may_update, f"perhaps it ends: {what}")
+
+
+def _short(claim: Claim) -> bool:
+    """About the length of one fact as a person states it (15 words, 30 Chinese characters)."""
+    return len(re.findall(r"[A-Za-z0-9]+", claim.text)) + len(re.findall(r"[\u3400-\u9fff]", claim.text)) / 2 <= 15
 
 
 def _things(words: frozenset[str]) -> frozenset[str]:
