@@ -5,6 +5,7 @@ checks (engram/domain/utterance.py) so that one bug cannot hide in both."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import cache
 
@@ -84,11 +85,31 @@ def _canon(text: str) -> list[str]:
     return out
 
 
-def _zh(text: str) -> str:
-    return re.sub("用户的|我的|用户|我(?![们俩])", "§", text)
-
-
 def first_person_only(before: str, after: str) -> bool:
     """Whether ``after`` is ``before`` with nothing changed but the first person written as "the
-    user" and the verbs agreeing with it."""
-    return _canon(_zh(after)) == _canon(_zh(before))
+    user" and the verbs agreeing with it. In Chinese text only "我" as a word of its own (as jieba
+    cuts ``before``: not the 我 of 自我, 我国, 我们) may become "用户" or "用户的"; English words are
+    compared once pronouns and agreeing verbs are put in one form."""
+    own_words = set()  # where 我 starts a word that is no other word's part (我, 我妈; not 自我, 我们, 我国)
+    for run in _CJK_RUN.finditer(before):
+        at = run.start()
+        for word in jieba.lcut(run.group(0)):
+            if set(word) == {"我"}:  # "我我": each one
+                own_words.update(range(at, at + len(word)))
+            elif word.startswith("我") and word not in ("我们", "我俩", "我国", "我们俩"):
+                own_words.add(at)
+            at += len(word)
+    said, stored = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        old, new = before[i1:i2], after[j1:j2]
+        if op != "equal":
+            old_cjk = [(i1 + k, ch) for k, ch in enumerate(old) if _CJK_RUN.match(ch)]
+            new_cjk = "".join(ch for ch in new if _CJK_RUN.match(ch))
+            if old_cjk or new_cjk:
+                each = all(ch == "我" and i in own_words for i, ch in old_cjk)
+                if not (each and re.fullmatch(f"(?:用户的?){{{len(old_cjk)}}}", new_cjk)):
+                    return False
+                old, new = re.sub("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", "§", old), re.sub("用户的?", "§", new)
+        said.append(old)
+        stored.append(new)
+    return _canon("".join(stored)) == _canon("".join(said))

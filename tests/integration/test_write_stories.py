@@ -145,7 +145,7 @@ async def test_the_agent_settles_a_change_the_rules_cannot_read_and_nothing_else
     assert settled["outcome"] == "duplicate" and [m["id"] for m in settled["superseded"]] == [single["id"]]
     assert settled["memory"]["mentions"] == news["memory"]["mentions"]  # settling is not saying it again
     history = (await api.get(f"/memories/{single['id']}/history")).json()
-    assert history[-1]["event"] == "superseded" and history[-1]["details"]["asked"] is True
+    assert history[-1]["event"] == "superseded" and history[-1]["details"]["by_caller"] is True
     assert set(await active(api)) == {friend["content"], news["memory"]["content"]}
 
 
@@ -255,3 +255,31 @@ def test_the_cli_takes_replaces_and_current_only(cli_env):  # noqa: F811 (the fi
     assert [m["id"] for m in json.loads(settled.stdout)["superseded"]] == [old]
     bad = engram(cli_env, "write", "x", *t, "--replaces", "nope")
     assert bad.returncode == 2 and "--replaces" in bad.stderr
+
+
+async def test_restating_the_older_fact_makes_it_current_again(api):
+    boston = (await write(api, "My sister lives in Boston"))["memory"]
+    await write(api, "My sister moved to Denver")
+    assert (await api.get(f"/memories/{boston['id']}")).json()["newer"] is not None
+    again = await write(api, "My sister lives in Boston")
+    assert again["outcome"] == "duplicate" and again["memory"]["newer"] is None
+    history = [e["event"] for e in (await api.get(f"/memories/{boston['id']}/history")).json()]
+    assert history[-2:] == ["touched", "unmarked"]
+
+
+async def test_the_older_one_stays_below_even_when_it_happened_later_and_along_a_chain(api):
+    # Boston was said first but dated later that day: "last time" puts the latest first, never above the newer
+    boston = (await write(api, "My sister lives in Boston", occurred_at="2026-12-05T20:00:00+00:00"))["memory"]
+    denver = (await write(api, "My sister moved to Denver", occurred_at="2026-12-05T08:00:00+00:00"))["memory"]
+    hits = await search(api, "where did my sister live last time")
+    order = [h["memory"]["id"] for h in hits]
+    assert order.index(denver["id"]) < order.index(boston["id"])
+    # Denver retired by a caller with a fact of another person's (no candidate of Boston's): Boston's
+    # mark moves to what retired it, and Boston stays below that
+    cousin = await write(api, "Actually it was my cousin who moved to Denver", replaces=[denver["id"]])
+    assert boston["id"] not in [c["id"] for c in cousin["candidates"]]
+    assert (await api.get(f"/memories/{boston['id']}")).json()["newer"] == cousin["memory"]["id"]
+    order = [h["memory"]["id"] for h in await search(api, "who moved to Denver, where does my sister live")]
+    assert denver["id"] not in order
+    if boston["id"] in order and cousin["memory"]["id"] in order:
+        assert order.index(cousin["memory"]["id"]) < order.index(boston["id"])

@@ -8,7 +8,7 @@ import pytest
 
 from engram.domain.decisions import Insert, Target, Touch
 from engram.domain.dedup import Thresholds
-from engram.domain.judgement import Relation
+from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.models import Kind, Memory
 from engram.judge.rules import RuleJudge
 from engram.services.dedup import plan
@@ -61,11 +61,29 @@ async def test_rows_of_one_batch_relate_to_each_other_with_or_without_a_slot():
 
 async def test_the_callers_replaces_retire_even_what_the_rules_would_keep_and_win_over_a_touch():
     coffee, cat = stored("I love coffee"), stored("I have a cat named Luna")
-    rows = [row("I love coffee")]  # the same words as a stored memory the caller says it replaces
-    near = [[(coffee, 0.99), (cat, 0.6)]]
-    [decision] = await plan(rows, {}, near, [[]], THRESHOLDS, RuleJudge(), asked=[[coffee, cat]])
+    rows = [row("I really love coffee")]  # the same fact in other words as a memory the caller replaces
+    near = [[(coffee, 0.95), (cat, 0.6)]]
+    [decision] = await plan(rows, {}, near, [[]], THRESHOLDS, RuleJudge(), replaced=[[coffee, cat]])
     assert isinstance(decision, Insert)  # not a touch of what it retires
-    assert {(r.target.memory.id, r.asked) for r in decision.retire} == {(coffee.id, True), (cat.id, True)}
+    assert {(r.target.memory.id, r.by_caller) for r in decision.retire} == {(coffee.id, True), (cat.id, True)}
+
+
+async def test_a_fact_said_again_after_an_earlier_row_of_the_batch_retired_it_stays():
+    tea = stored("I drink tea")
+    rows = [row("I stopped drinking tea"), row("I drink tea")]  # the later word wins
+    exact = {"I drink tea": tea}
+    first, second = await plan(rows, exact, [[(tea, 0.9)], []], [[], []], THRESHOLDS, RuleJudge())
+    assert first.retire == () and isinstance(second, Touch) and second.target.memory == tea
+
+
+async def test_nothing_of_another_persons_is_retired_on_a_judges_word():
+    class Careless(RuleJudge):
+        async def relate_many(self, new, existing):
+            return [MergeVerdict(relation=Relation.conflict, reason="says so") for _ in existing]
+
+    sister = stored("My sister lives in Boston")
+    [decision] = await plan([row("I moved to Denver")], {}, [[(sister, 0.8)]], [[]], THRESHOLDS, Careless())
+    assert decision.retire == () and decision.marks == ()
 
 
 async def test_a_change_the_rules_are_unsure_of_marks_instead_of_retiring():

@@ -252,7 +252,7 @@ def test_a_memory_with_no_evidence_of_its_own_never_outranks_one_that_has_it(cha
         W,
     )
     lonely = ids(3)  # neighbours with nothing but context
-    fused += fuse({}, [], [], W) + [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in lonely]
+    fused += [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in lonely]
     links = [Link(anchor, m, 1) for anchor, m in zip(memories, lonely, strict=False)]
     ranked = evidence_first(add_context(fused, links, W), window_named)
     own = [h for h in ranked if has_evidence(h, window_named) and h.score > 0]

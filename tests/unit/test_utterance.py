@@ -2,6 +2,8 @@
 only as whole words, and a clause split off only when it stands alone. Property-tested over
 generated sentences and over every turn of LoCoMo and MADial-Bench."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -166,6 +168,21 @@ def test_filler_goes_as_whole_words_only(said, kept):
 @pytest.mark.parametrize(
     ("said", "parts"),
     [
+        ("Mr. Smith is my doctor", ["Mr. Smith is my doctor"]),
+        ("I moved to St. Louis. I love it", ["I moved to St. Louis", "I love it"]),
+        ("My appointment is at 3 p.m. tomorrow", ["My appointment is at 3 p.m. tomorrow"]),
+        ("We moved to the U.S.", ["We moved to the U.S."]),
+        ("Well, I think so lol", ["I think so"]),  # "Well" alone states nothing
+        ("哈哈", []),
+    ],
+)
+def test_sentences_end_at_sentences_not_at_abbreviations(said, parts):
+    assert statements(said) == parts
+
+
+@pytest.mark.parametrize(
+    ("said", "parts"),
+    [
         ("I moved to Berlin, I work at Siemens now", ["I moved to Berlin", "I work at Siemens now"]),
         ("我喜欢喝咖啡，我老婆喜欢喝茶", ["我喜欢喝咖啡", "我老婆喜欢喝茶"]),
         # what the second clause needs is in the first: not split
@@ -200,10 +217,26 @@ def test_every_statement_of_the_real_corpora_keeps_its_words_in_the_third_person
     assert violations == [], f"{len(violations)} of {len(checked)} changed more than the person: {violations[:3]}"
 
 
+_ABBREVIATED = re.compile(r"\b(?:Mr|St|Dr|p\.m|U\.S|J)$")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(turn)
+def test_an_abbreviation_keeps_its_dot_and_ends_no_sentence(said):
+    for statement in statements(said):
+        assert not _ABBREVIATED.search(statement), (said, statement)
+
+
 @pytest.mark.parametrize(
     ("said", "stored"),
     [
         ("I love coffee", "The user loves coffee"),
+        ("I don't like my parents' house", "The user doesn't like the user's parents' house"),
+        ("I'd rather stay home", "The user would rather stay home"),
+        ("Oh my, I love it", "Oh my, the user loves it"),
+        ("I/O is slow for me", "I/O is slow for the user"),
+        ("自我介绍一下，我是小明", "自我介绍一下，用户是小明"),
+        ("我国的高铁很快", "我国的高铁很快"),
         ("I'm allergic to my cat", "The user is allergic to the user's cat"),
         ("I don't eat meat", "The user doesn't eat meat"),
         ("I usually go to bed at 11", "The user usually goes to bed at 11"),

@@ -55,8 +55,9 @@ from engram.domain.lexicon import (
 from engram.domain.numbers import dates_of, numbers_of
 from engram.domain.perspective import as_the_user_said_it
 from engram.domain.subjects import THE_USER, Subject, is_verb, known_word, subject_of
+from engram.domain.text import guess_language
 from engram.domain.tokenize import query_tokens
-from engram.domain.utterance import strip_filler
+from engram.domain.utterance import sentences, speaker_label, strip_filler
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Claim:
     content: frozenset[str] = field(default_factory=frozenset)  # value-bearing words, concepts canonical
     numbers: frozenset[str] = frozenset()
     dates: frozenset[str] = frozenset()
-    topics: frozenset[str] = frozenset()  # one-at-a-time topics it is about (lexicon.topics_in)
+    topics: frozenset[str] = frozenset()  # topics of a life it is about (lexicon.topics_in)
     topic_changes: frozenset[str] = frozenset()  # topics it tells of changing ("unpacking in Denver")
     strong_change: bool = False  # announced outright ("switched", "现在", "已经"): enough to retire a topic
 
@@ -97,7 +98,7 @@ class Claim:
 
 
 def _language(text: str) -> str:
-    return "zh" if len(CJK.findall(text)) >= len(re.findall(r"[A-Za-z]+", text)) else "en"
+    return "zh" if guess_language(text) == "zh" else "en"
 
 
 def _content(text: str, language: str) -> frozenset[str]:
@@ -173,8 +174,6 @@ def _only_who(piece: str) -> bool:
     return 0 < len(words) <= 3 and not any(is_verb(w.lower()) for w in words)
 
 
-# "Caroline: I went to a support group": a line of a conversation, said by its speaker.
-_SPEAKER = re.compile(r"^\s*([A-Z][\w'’.-]*(?:\s[A-Z][\w'’.-]*){0,2}|[\u3400-\u9fff]{1,4}):\s+(?=\S)")
 _QUESTION = re.compile(r"[?？]\s*$")
 
 
@@ -192,12 +191,12 @@ class Said:
 def read_said(text: str) -> Said:
     text = as_the_user_said_it(strip_filler(text))
     speaker = THE_USER
-    label = _SPEAKER.match(text)
-    if label is not None and not known_word(label.group(1).split()[0]):
+    label = speaker_label(text)
+    if label is not None:
         speaker, text = Subject(("name",), label.group(1).lower()), text[label.end() :]
-    parts = [p for p in re.split(r"(?<=[。！？!?；;\n])|(?<=[.])\s+", text) if re.search(r"\w", p)]
-    kept = [p for p in parts if not _QUESTION.search(p.strip())] or parts
-    return Said(" ".join(p.strip() for p in kept) if len(kept) < len(parts) else text, speaker, len(kept))
+    parts = sentences(text, keep_end=True)
+    kept = [p for p in parts if not _QUESTION.search(p)] or parts
+    return Said(" ".join(kept) if len(kept) < len(parts) else text, speaker, len(kept))
 
 
 def atomic(text: str) -> bool:
@@ -354,7 +353,7 @@ def _read_clause(clause: str, base: _Base, default: Subject) -> Claim | None:
             attribute = f"favourite {_domain(value_text, lowered, values) or _copula_attribute(lowered, '')}"
         who = subject(cut_at)
         if predicate.attribute == "name":  # "I have a dog named Max": the dog's name, not the user's
-            who = _named_one(original[:cut_at], who)
+            who = _named_one(original[:cut_at], who, values)
         return _with_who(
             _claim(
                 base,
@@ -419,9 +418,10 @@ def _with_who(claim: Claim) -> Claim:
     return claim
 
 
-def _named_one(before: str, who: Subject) -> Subject:
+def _named_one(before: str, who: Subject, name: frozenset[str]) -> Subject:
     """ "I have a dog named Max", "我家的猫叫咪咪": the thing or person last named before the name
-    (the dog), as the subject's; else the subject itself."""
+    (the dog), as the subject's; else the subject itself. A pet is known by its name after ("Max's
+    all better" is the same dog); a person's name is who they are (a slot of their relation's)."""
     named = [m.concept for m in concepts_in(before.lower()) if domain_of(m.concept) == "pet"]
     people = [m.concept for m in people_in(before.lower())]
     found = named or people
@@ -429,7 +429,8 @@ def _named_one(before: str, who: Subject) -> Subject:
     if last is None or (who.path and who.path[-1] == last):
         return who
     owner = (f"name:{who.name}",) if who.name else who.path  # "Tom's dog is called Rex"
-    return Subject((*owner, last), None, (*who.terms, last))
+    called = next(iter(sorted(name)), None) if named and len(name) == 1 else None
+    return Subject((*owner, last), called, (*who.terms, last))
 
 
 def _domain(value_text: str, text: str, values: frozenset[str]) -> str | None:

@@ -228,20 +228,30 @@ _ABSOLUTE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int | Non
         re.compile(rf"\b(\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?({_MONTH})\b(?!\s+[A-Z])\.?(?:,?\s+(\d{{4}})\b)?", re.I),
         lambda m: (int(m[3]) if m[3] else None, MONTHS[m[2].lower()], int(m[1])),
     ),
-    (re.compile(r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b", re.I), lambda m: (None, None, int(m[1]))),
+    # "on the 20th", not "the 5th floor" or "the 3rd child": no word of a thing after it
+    (
+        re.compile(
+            r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!of\b|at\b|and\b|or\b|for\b|to\b)[a-z])", re.I
+        ),
+        lambda m: (None, None, int(m[1])),
+    ),
     (
         re.compile(f"({_ZH_YEAR})年({_ZH_NUM})月({_ZH_NUM})[日号]"),
         lambda m: (_zh_year(m[1]), zh_number(m[2]), zh_number(m[3])),
     ),
     (re.compile(f"(?<![0-9年])({_ZH_NUM})月({_ZH_NUM})[日号]"), lambda m: (None, zh_number(m[1]), zh_number(m[2]))),
-    (re.compile(f"(?<![0-9月])({_ZH_NUM})[号](?![码楼线])"), lambda m: (None, None, zh_number(m[1]))),
+    # "20号飞东京", not "住在5号" or "3号选手" (a number, not a day)
+    (
+        re.compile(f"(?<![0-9月在是住])({_ZH_NUM})号(?![码楼线床房门位座桌院店馆线车厢选手窗口机])"),
+        lambda m: (None, None, zh_number(m[1])),
+    ),
 ]
 _TO_COME = re.compile(
     r"\b(?:will|going to|gonna|is on|are on|plan|planning|booked|scheduled|due|deadline|appointment|flight|"
     r"flying|next|upcoming|coming)\b|要|将|打算|准备|计划|预约|预订|截止|到期|飞|下个?",
     re.I,
 )
-_PAST = re.compile(r"\b(?:was|were|went|had|did|met|got|came|took|saw|\w+ed)\b|了|过|去年|上个?", re.I)
+_PAST = re.compile(r"\b(?:was|were|went|had|did|met|got|came|took|saw|born|\w+ed)\b|了|过|出生|去年|上个?", re.I)
 
 
 def _zh_year(text: str) -> int:
@@ -282,12 +292,10 @@ def _placed(year: int | None, month: int | None, day: int, today: date, text: st
     if not options:
         return None
     if _TO_COME.search(text):
-        ahead = [d for d in options if d >= today]
-        options = ahead or options
+        options = [d for d in options if d >= today]
     elif _PAST.search(text):
-        behind = [d for d in options if d <= today]
-        options = behind or options
-    return min(options, key=lambda d: (abs((d - today).days), d))
+        options = [d for d in options if d <= today]  # "born on the 31st": not a day to come
+    return min(options, key=lambda d: (abs((d - today).days), d)) if options else None
 
 
 def _valid(year: int, month: int, day: int) -> bool:

@@ -13,11 +13,12 @@ at, which the write returns so that an agent can settle what the rules could not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
 from engram.domain.judgement import MergeVerdict, Relation
-from engram.domain.models import Memory
+from engram.domain.models import Candidate, Memory, Status, WriteResult
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Retirement:
 
     target: Target
     reason: str
-    asked: bool = False  # the caller named it in ``replaces``
+    by_caller: bool = False  # the caller named it in ``replaces``
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,41 @@ class Merge:
 
 
 Decision = Insert | Touch | Merge
+
+
+# How many of the memories a write looked at it returns, closest first.
+CANDIDATES = 5
+
+
+def with_candidates(
+    results: list[WriteResult],
+    decisions: list[Decision],
+    marked: list[set[UUID]],
+    memory_of: Callable[[Target], Memory],
+    now: dict[UUID, Memory],
+) -> list[WriteResult]:
+    """Each result with the active memories its fact may update or contradict: those the decision
+    looked at, as they are once the whole write is applied (``now``), still active, not another
+    person's, and not a memory that holds a fact of this write."""
+    held = {m.id for r in results for m in r.superseded} | {r.memory.id for r in results}
+    out = []
+    for result, decision, marks in zip(results, decisions, marked, strict=True):
+        seen: dict[UUID, Candidate] = {}
+        for looked in sorted(decision.looked, key=lambda x: (x.target.memory is None, -x.similarity)):
+            memory = now.get(memory_of(looked.target).id)
+            if memory is None or memory.id in held or memory.id in seen or looked.someone_else:
+                continue
+            if memory.status != Status.active:
+                continue
+            seen[memory.id] = Candidate(
+                id=memory.id,
+                content=memory.content,
+                type=memory.type,
+                date=memory.occurred_at or memory.created_at,
+                created_at=memory.created_at,
+                similarity=round(looked.similarity, 4),
+                marked=memory.id in marks,
+            )
+        ranked = sorted(seen.values(), key=lambda c: (not c.marked, -c.similarity))
+        out.append(result.model_copy(update={"candidates": ranked[:CANDIDATES]}))
+    return out

@@ -260,6 +260,23 @@ def below_newer(fused: list[FusedHit], newer_of: dict[UUID, UUID], weights: Weig
     return best_first(by_id.values())
 
 
+def ordered_below_newer(hits: list[FusedHit], newer_of: dict[UUID, UUID]) -> list[FusedHit]:
+    """Whatever else reordered the hits (the latest first for "last time", time order for a
+    question about a time), a memory a newer one may have replaced comes right after the newer one
+    when both are there."""
+    out = list(hits)
+    for _ in range(len(out)):  # each pass settles one more; a chain is at most as long as the list
+        position = {h.id: i for i, h in enumerate(out)}
+        late = next(
+            (i for i, h in enumerate(out) if newer_of.get(h.id) in position and position[newer_of[h.id]] > i), None
+        )
+        if late is None:
+            return out
+        older = out.pop(late)
+        out.insert(position[newer_of[older.id]], older)  # just after it: it moved up by one
+    return out
+
+
 def _oldest_first(chains: dict[UUID, UUID]) -> list[UUID]:
     """The older memories of the chains, each before the ones that come after it (a cycle, which
     the write path never makes, is broken where it is entered)."""

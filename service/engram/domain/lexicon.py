@@ -388,7 +388,7 @@ def _topic_index() -> _Index:
 
 @lru_cache(maxsize=16384)
 def topics_in(text: str) -> frozenset[str]:
-    """The one-at-a-time topics a text is about (its phone, its diet, its school stage...), by what
+    """The topics a text is about (its home, its diet, its pets...: see one_at_a_time), by what
     states them or tells of them changing."""
     stated = {t for m in _topic_index().mentions(text) for t in m.concept.split("+")}
     named = concepts_in(text)

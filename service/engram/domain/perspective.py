@@ -20,8 +20,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|'[^']*'(?=\W|$)|‘[^’]*’|「[^」]*」|『[^』]*』")
-_SPEAKER_LINE = re.compile(r"^\s*[A-Z][\w'’.-]*(?:\s[A-Z][\w'’.-]*){0,2}:\s")
+from engram.domain.utterance import speaker_label
+
+# Someone else's words: in double quotes, or single ones that open after a space (not the apostrophe
+# of "don't" or "my parents' house").
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![\w'])'[^'\n]+'(?![\w'])|‘[^’]*’|「[^」]*」|『[^』]*』")
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 # What "I" turns into, with the verb form that agrees with "the user" (contractions included).
 _FIXED = {
@@ -45,15 +48,18 @@ _ADVERBS = frozenset(
     "personally genuinely barely hardly".split()
 )
 _MODALS = frozenset("can could would should may might must shall will won't can't cannot couldn't wouldn't".split())
-_PARTICIPLE_AFTER_D = frozenset("been better rather gone done had seen got never already just".split())
-_ZH_SELF = re.compile("我(?![们俩])")
+_PARTICIPLE_AFTER_D = frozenset("been better gone done had seen got never already just".split())
+# 我 the user, not a part of another word: 自我 (self), 我国 (our country), 忘我, 无我.
+_ZH_SELF = re.compile("(?<![自忘无唯])我(?![们俩国])")
 # "我妈" -> "用户的妈": one of the user's people, or the user's home town.
-_ZH_OWNED = re.compile("我(?=[妈爸姐妹哥弟叔舅姨姑婶奶爷儿女孙岳]|老婆|老公|老板|老师|老家|外婆|外公|朋友|同事|室友)")
+_ZH_OWNED = re.compile(
+    "(?<![自忘无唯])我(?=[妈爸姐妹哥弟叔舅姨姑婶奶爷儿女孙岳]|老婆|老公|老板|老师|老家|外婆|外公|朋友|同事|室友)"
+)
 
 
 def in_third_person(text: str) -> str:
     """The fact with its first person written as "the user" (see the module's docstring)."""
-    if _SPEAKER_LINE.match(text):
+    if speaker_label(text) is not None:
         return text
     pieces, last = [], 0
     for quoted in _QUOTED.finditer(text):
@@ -67,7 +73,7 @@ def _rewrite(text: str, at_start: bool) -> str:
     if not text:
         return text
     if "我" in text:
-        text = _ZH_SELF.sub("用户", _ZH_OWNED.sub("用户的", text.replace("我的", "用户的")))
+        text = _ZH_SELF.sub("用户", _ZH_OWNED.sub("用户的", re.sub("(?<![自忘无唯])我的", "用户的", text)))
     if not re.search(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|im)\b", text, re.I):
         return text
     words = list(_WORD.finditer(text))
@@ -91,6 +97,8 @@ def _replacement(words: list[re.Match[str]], i: int, low: str, text: str) -> tup
     person."""
     following = [w.group(0).lower().replace("’", "'") for w in words[i + 1 : i + 3]]
     if low in _OBJECT:
+        if low == "my" and _exclaimed(words, i, text):
+            return None, 0  # "Oh my!", "my God": said, not owned
         return _OBJECT[low], 1
     if low not in ("i", "i'm", "i've", "i'd", "i'll", "im"):
         return None, 0
@@ -121,9 +129,23 @@ def _replacement(words: list[re.Match[str]], i: int, low: str, text: str) -> tup
 
 
 def _standalone_i(word: re.Match[str], text: str) -> bool:
-    """ "I" the pronoun, not the letter of a list or a name ("Part I")."""
+    """ "I" the pronoun, not the letter of a list, a name or a code ("Part I", "I/O", "I-95")."""
     before = text[: word.start()].rstrip()
+    after = text[word.end() : word.end() + 1]
+    if after in ("/", "-", "&") or text[word.start() - 1 : word.start()] in ("/", "-", "&"):
+        return False
     return not before.endswith(("Part", "part", "World War", "Louis", "Henry", "Chapter"))
+
+
+_EXCLAIMED = frozenset("god gosh goodness lord word".split())
+
+
+def _exclaimed(words: list[re.Match[str]], i: int, text: str) -> bool:
+    """ "Oh my!", "oh my,", "my God": an exclamation, no one's."""
+    following = words[i + 1].group(0).lower() if i + 1 < len(words) else None
+    rest = text[words[i].end() :].lstrip()
+    before = words[i - 1].group(0).lower() if i > 0 else ""
+    return following in _EXCLAIMED or (before == "oh" and (not rest or rest[0] in ",.!?;"))
 
 
 @lru_cache(maxsize=4096)

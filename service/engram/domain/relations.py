@@ -53,7 +53,15 @@ def _reversed_comparison(new: Claim, old: Claim) -> bool:
 def relate_statements(new: str, existing: str) -> MergeVerdict:
     """How ``new`` relates to ``existing``: by their main claims, then by any claim of the new one
     that replaces a claim of the old one ("I switched to tea" against "I love coffee, two cups a
-    morning")."""
+    morning"). A detail merged is the new statement as it was given (a claim's text is the
+    statement as read: no speaker, no questions, in the first person)."""
+    verdict = _related(new, existing)
+    if verdict.relation == Relation.supplement:
+        return verdict.model_copy(update={"merged_content": new})
+    return verdict
+
+
+def _related(new: str, existing: str) -> MergeVerdict:
     verdict = relate_claims(read_claim(new), read_claim(existing))
     if not (atomic(new) and atomic(existing)):  # a chat message of many sentences: kept as it is
         if verdict.relation == Relation.same and read_claim(new).content == read_claim(existing).content:
@@ -86,6 +94,8 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     if new.future != old.future:  # a plan and a fact of today are two facts
         return _verdict(Relation.different, "a plan is not what is true today")
     person = same_person(new.subject, old.subject)
+    if person == Sameness.different and _called_by_name(new, old):
+        person = Sameness.same  # "旺财上个月走了" of the corgi called 旺财
     if person == Sameness.different:
         return _verdict(Relation.different, f"about {new.subject.key}, not {old.subject.key}")
     if new.dates and old.dates and new.dates != old.dates:
@@ -105,6 +115,13 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
 
 # What "we" changes is the user's too: the home, the car, the pets, the couple.
 _HOUSEHOLD_TOPICS = frozenset({"residence", "car", "relationship"})
+
+
+def _called_by_name(new: Claim, old: Claim) -> bool:
+    """The new statement starts with the name the older one gave its subject (a pet's, in a
+    language whose names the rules cannot tell from words)."""
+    name = old.subject.name
+    return bool(name) and new.text.lstrip().lower().startswith(str(name)) and new.subject.path[0] != "someone"
 
 
 def _household(new: Claim, old: Claim, verdict: MergeVerdict) -> bool:
@@ -199,13 +216,9 @@ def _states(old: Claim, values: frozenset[str]) -> bool:
     return lineage_overlap(old.values, values) or bool(values & old.content)
 
 
-def _switches(claim: Claim) -> bool:
-    """A change said outright ("switched", "moved", "no longer", "换成"), not in passing ("now")."""
-    return SWITCH.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
-
-
 def _in_the_past(claim: Claim) -> bool:
-    return PAST_FRAME.search(claim.text.lower() if claim.language == "en" else claim.text) is not None
+    """Told of a time before now ("before that I taught...", "以前")."""
+    return _says(PAST_FRAME, claim)
 
 
 def _additive(claim: Claim) -> bool:
@@ -229,7 +242,7 @@ def _relate_change(new: Claim, old: Claim) -> MergeVerdict:
         return _verdict(Relation.conflict, f"{new.attribute} changed")
     related = same_slot or (old.attribute is None and lineage_overlap(old.content, new.old_values))
     if related and not old.negated and states_old_value(old, new):
-        if _switches(new) or new.old_values:
+        if _says(SWITCH, new) or new.old_values:  # said outright ("switched", "换成"), not in passing
             return _verdict(Relation.conflict, "the new statement leaves this value behind")
         return _verdict(Relation.may_update, "perhaps the new statement leaves this value behind")
     if related and new.new_values and old.values and old.values <= new.new_values and not old.negated:
@@ -276,6 +289,11 @@ def _relate_by_words(new: Claim, old: Claim) -> MergeVerdict:
 
 
 def about_someone_else(new: str, existing: str) -> bool:
-    """Whether the two statements are about different people (a fact of Jess's is no update of
-    the user's, however close its words)."""
-    return same_person(read_claim(new).subject, read_claim(existing).subject) == Sameness.different
+    """Whether the two statements are about different people, clause by clause (a fact of Jess's is
+    no update of the user's, however close its words; "I live in the dorms, my roommate snores" is
+    the user's too)."""
+    return all(
+        same_person(n.subject, o.subject) == Sameness.different and not _called_by_name(n, o)
+        for n in read_claims(new)
+        for o in read_claims(existing)
+    )

@@ -27,11 +27,33 @@ from functools import lru_cache
 from typing import Any
 
 from engram.domain.lexicon import concepts_in, domain_of, people_in, topics_in
+from engram.domain.people import (
+    EN_TOKEN,
+    FIRST_PERSON_EN,
+    NOT_NAMES,
+    ONLY_ONE,
+    OWNER_EN,
+    PLACES,
+    PREPOSITIONS,
+    QUALIFIERS,
+    RANKS,
+    SOMEONE,
+    THIRD_EN,
+    USER,
+    WE,
+    WE_EN,
+    ZH_FIRST_PERSON,
+    ZH_NAME,
+    ZH_NOT_NAMES,
+    ZH_REFERENT,
+    ZH_SHORT_KIN,
+    ZH_STOP_FLAGS,
+    ZH_THIRD,
+    ZH_USER_AS_OBJECT,
+    ZH_WE,
+)
+from engram.domain.text import guess_language
 from engram.domain.tokenize import segment
-
-USER = "user"
-SOMEONE = "someone"
-WE = "we"
 
 
 class Sameness(StrEnum):
@@ -61,152 +83,20 @@ class Subject:
 
 THE_USER = Subject((USER,))
 
-# One at a time: "my mother" said twice is one person; "my sister" said twice may be two.
-_ONLY_ONE = frozenset(
-    {
-        "mother",
-        "father",
-        "parents",
-        "wife",
-        "husband",
-        "partner",
-        "boss",
-        "company",
-        "office",
-        "home",
-        "school",
-        "team",
-        "department",
-    }
-)
-# Chinese kin words that name one person each, where English has one word for several: 叔叔 and
-# 舅舅 are both "uncle", and two uncles. Words of one group name the same person.
-_ZH_REFERENT_GROUPS = (
-    "老婆 妻子 太太 媳妇 爱人 老伴",
-    "老公 丈夫",
-    "妈妈 母亲 老妈 妈 娘",
-    "爸爸 父亲 老爸 爸",
-    "姐姐 姐",
-    "妹妹 妹",
-    "哥哥 哥",
-    "弟弟 弟",
-    "叔叔 叔",
-    "伯伯 伯父 伯",
-    "舅舅 舅",
-    "姑父",
-    "姨父",
-    "姑姑 姑妈 姑",
-    "阿姨 姨妈 姨",
-    "舅妈",
-    "婶婶 婶",
-    "奶奶",
-    "爷爷",
-    "外婆 姥姥",
-    "外公 姥爷",
-    "表哥",
-    "表姐",
-    "表妹",
-    "表弟",
-    "堂哥",
-    "堂姐",
-    "堂妹",
-    "堂弟",
-)
-_ZH_REFERENT = {word: group.split()[0] for group in _ZH_REFERENT_GROUPS for word in group.split()}
-# One-character kin words, people only right after an owner ("我姐", "我妈"): alone they are parts of
-# other words (小姐, 哥们).
-_ZH_SHORT_KIN = {
-    "姐": "sister",
-    "妹": "sister",
-    "哥": "brother",
-    "弟": "brother",
-    "妈": "mother",
-    "爸": "father",
-    "叔": "uncle",
-    "伯": "uncle",
-    "舅": "uncle",
-    "姑": "aunt",
-    "姨": "aunt",
-    "婶": "aunt",
-    "娘": "mother",
-}
-
-_FIRST_PERSON_EN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "myself", "im", "ive"})
-_OWNER_EN = {"my": USER, "mine": USER, "our": WE, "ours": WE}
-_THIRD_EN = frozenset({"he", "she", "they", "him", "her", "his", "their", "them", "he's", "she's", "they're"})
-_WE_EN = frozenset({"we", "us", "we're", "we've", "we'd", "we'll"})
-_EN_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+")
-# Before a relation, words that qualify it ("my older sister", "my best friend", "my new boss").
-_QUALIFIERS = frozenset(
-    {
-        "older",
-        "elder",
-        "younger",
-        "little",
-        "big",
-        "baby",
-        "best",
-        "new",
-        "old",
-        "former",
-        "ex",
-        "late",
-        "twin",
-        "eldest",
-        "youngest",
-        "oldest",
-        "step",
-        "dear",
-        "closest",
-        "favorite",
-        "favourite",
-        "other",
-        "second",
-        "first",
-    }
-)
-# Qualifiers that tell two people of one relation apart.
-_RANKS = {
-    "older": "older",
-    "elder": "older",
-    "big": "older",
-    "eldest": "older",
-    "oldest": "older",
-    "younger": "younger",
-    "little": "younger",
-    "baby": "younger",
-    "youngest": "younger",
-}
-_ZH_FIRST_PERSON = frozenset({"我", "本人", "用户", "俺"})
-_ZH_WE = frozenset({"我们", "咱们", "咱", "我俩", "我们俩"})
-_ZH_THIRD = frozenset({"他", "她", "他们", "她们", "人家"})
-_ZH_NAME = re.compile(
-    r"^(?:小|老|阿)[\u3400-\u9fff]$|^([\u3400-\u9fff])\1$|^[\u3400-\u9fff]{1,2}(?:总|老师|医生|经理|姐|哥|叔|姨)$"
-)
-_ZH_STOP_FLAGS = ("v", "p")  # a verb, a preposition: the subject is behind
-# "公司把我调到成都": the user is what the sentence is about, whoever does it.
-_ZH_USER_AS_OBJECT = re.compile("(?:把|让|给|叫|派|调|送)我(?!们)")
-# Nouns of attributes jieba may take for names ("英文名", "网名").
-_ZH_NOT_NAMES = frozenset("英文名 中文名 名字 姓名 网名 昵称 小名 大名 邮箱 手机号 电话 微信号 地址 生日".split())
-
 
 def subject_of(clause: str, default: Subject = THE_USER) -> Subject:
     """Who the clause is about (see the module's docstring); ``default`` when it names nobody
     before its verb (the user, or for a later clause the subject of the one before)."""
-    chinese = re.search(r"[\u3400-\u9fff]", clause) is not None and _mostly_chinese(clause)
+    chinese = guess_language(clause) == "zh"
     return (_subject_zh(clause) if chinese else _subject_en(clause)) or default
 
 
 def names_someone(clause: str) -> bool:
     """Whether the clause is about someone it names or the user's people ("Andrew lives in Ohio",
     "王芳今年三十二岁", "my sister is a nurse"), not "he" or nobody."""
-    chinese = re.search(r"[\u3400-\u9fff]", clause) is not None and _mostly_chinese(clause)
+    chinese = guess_language(clause) == "zh"
     found = _subject_zh(clause) if chinese else _subject_en(clause)
     return found is not None and found.path[0] not in (SOMEONE, WE) and not found.is_user
-
-
-def _mostly_chinese(text: str) -> bool:
-    return len(re.findall(r"[\u3400-\u9fff]", text)) >= len(re.findall(r"[A-Za-z]+", text))
 
 
 def _relation_en(word: str) -> str | None:
@@ -222,7 +112,7 @@ def _relation_en(word: str) -> str | None:
 def _name_like(token: str, at_start: bool, following: str | None) -> bool:
     """A capitalised word that names someone: not a word of the language, or a noun said first and
     followed by what is said of it ("Jasper is 9", "Jasper's all better")."""
-    if not token[:1].isupper() or token.lower() in _NOT_NAMES or concepts_in(token.lower()):
+    if not token[:1].isupper() or token.lower() in NOT_NAMES or concepts_in(token.lower()):
         return False
     kinds = _lemma_kinds(token.lower().removesuffix("'s").removesuffix("’s"))
     if not kinds or (at_start and token.endswith(("'s", "’s"))):  # "Mike's a Leo", "Jasper's all better"
@@ -251,23 +141,11 @@ def known_word(word: str) -> bool:
 
 
 def is_verb(word: str) -> bool:
-    return bool(_lemma_kinds(word) & {"VERB", "AUX"}) and word not in _OWNER_EN
-
-
-_NOT_NAMES = frozenset(
-    """now today yesterday tonight tomorrow recently lately currently actually also then these those well so and
-    but oh hey hi yes no ok okay sure still always usually sometimes every last next this since after before when
-    while because although though if once on in at for from with as lol please thanks monday tuesday wednesday
-    thursday friday saturday sunday january february march april may june july august september october november
-    december weekends weekdays mornings evenings nights the a an my our your finally just ugh omg wow big new
-    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred
-    it it's its that that's this there there's here here's what what's who who's let's
-    he she they him her his their them he's she's they're we us you your you're i""".split()
-)
+    return bool(_lemma_kinds(word) & {"VERB", "AUX"}) and word not in OWNER_EN
 
 
 def _subject_en(clause: str) -> Subject | None:
-    tokens = _EN_TOKEN.findall(clause)
+    tokens = EN_TOKEN.findall(clause)
     owner: Subject | None = None
     i = 0
     while i < len(tokens):
@@ -278,18 +156,18 @@ def _subject_en(clause: str) -> Subject | None:
                 return THE_USER
             owner, i = THE_USER, i + 2
             continue
-        if low in _FIRST_PERSON_EN:
+        if low in FIRST_PERSON_EN:
             return THE_USER
-        if low in _OWNER_EN:
-            owner, i = (THE_USER if _OWNER_EN[low] == USER else Subject((WE,))), i + 1
+        if low in OWNER_EN:
+            owner, i = (THE_USER if OWNER_EN[low] == USER else Subject((WE,))), i + 1
             continue
-        if low in _WE_EN:
+        if low in WE_EN:
             return Subject((WE,))
         bare = low.removesuffix("'s").removesuffix("’s")
         relation = _relation_en(bare)
         if relation is not None:
             start = i
-            while start > 0 and tokens[start - 1].lower() in _QUALIFIERS:  # "my older sister"
+            while start > 0 and tokens[start - 1].lower() in QUALIFIERS:  # "my older sister"
                 start -= 1
             found = _chain_en(owner or THE_USER, tokens, start)
             if _and_i(tokens, i):  # "my girlfriend and I": the two of them
@@ -300,19 +178,16 @@ def _subject_en(clause: str) -> Subject | None:
             if token.endswith(("'s", "’s")):  # "Tom's wife", "Kim's number"
                 return _chain_en(Subject((f"name:{name}",), None), tokens, i + 1, named=Subject((f"name:{name}",)))
             return Subject(("name",), name)
-        if low in _THIRD_EN:
+        if low in THIRD_EN:
             return Subject((SOMEONE,))
-        if token.endswith(("'s", "’s")) and owner is None and bare not in _OWNER_EN and not _lemma_kinds(bare):
+        if token.endswith(("'s", "’s")) and owner is None and bare not in OWNER_EN and not _lemma_kinds(bare):
             return Subject(("name",), bare)  # "kim's number": someone's, even in lower case
-        if owner is None and i > 0 and (is_verb(low) or low in _PREPOSITIONS):
+        if owner is None and i > 0 and (is_verb(low) or low in PREPOSITIONS):
             break  # past the verb or a preposition: what follows is what is said, not who
-        if owner is not None and low not in _QUALIFIERS and is_verb(low):
+        if owner is not None and low not in QUALIFIERS and is_verb(low):
             break
         i += 1
     return owner
-
-
-_PREPOSITIONS = frozenset("at in on for to with from of by about into onto since until after before near".split())
 
 
 def _and_i(tokens: list[str], i: int) -> bool:
@@ -332,8 +207,8 @@ def _chain_en(owner: Subject, tokens: list[str], i: int, named: Subject | None =
         bare = low.removesuffix("'s").removesuffix("’s")
         relation = _relation_en(bare)
         if relation is None:
-            if low in _QUALIFIERS and len(path) == len(owner.path):
-                rank = _RANKS.get(low, rank)
+            if low in QUALIFIERS and len(path) == len(owner.path):
+                rank = RANKS.get(low, rank)
                 i += 1
                 continue
             break
@@ -346,7 +221,7 @@ def _chain_en(owner: Subject, tokens: list[str], i: int, named: Subject | None =
     if len(path) == len(owner.path):
         return named or owner
     name = None
-    if i < len(tokens) and tokens[i][:1].isupper() and tokens[i].lower() not in _NOT_NAMES:
+    if i < len(tokens) and tokens[i][:1].isupper() and tokens[i].lower() not in NOT_NAMES:
         name = tokens[i].removesuffix("'s").removesuffix("’s").lower()
     return Subject(tuple(path), name, tuple(terms))
 
@@ -361,28 +236,28 @@ def _tagged(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def _subject_zh(clause: str) -> Subject | None:
-    if _ZH_USER_AS_OBJECT.search(clause):
+    if ZH_USER_AS_OBJECT.search(clause):
         return THE_USER
     words = _joined_names(
         [(w, f) for w, f in _tagged(clause) if w.strip() and not re.fullmatch(r"[，,、。.！!？?：:；;~～\s]+", w)]
     )
     for index, (word, flag) in enumerate(words):
-        if word in _ZH_FIRST_PERSON or word in ("我的", "用户的") or word in _ZH_WE:
-            owner = THE_USER if word not in _ZH_WE else Subject((WE,))
+        if word in ZH_FIRST_PERSON or word in ("我的", "用户的") or word in ZH_WE:
+            owner = THE_USER if word not in ZH_WE else Subject((WE,))
             return _owned_zh(owner, words, index + 1)
         kin = _kin_zh(word, False)
         if kin is not None:  # "同事小李", "老板是周总": the user's
             return Subject((USER, kin[0]), _name_after(words, index + 1), (kin[1],))
-        if word in _ZH_NOT_NAMES or _a_thing(word):
+        if word in ZH_NOT_NAMES or _a_thing(word):
             continue
-        if flag == "nr" or _ZH_NAME.match(word):
+        if flag == "nr" or ZH_NAME.match(word):
             after = words[index + 1 : index + 3]
             if len(after) == 2 and after[0][0] == "的" and (kin := _kin_zh(after[1][0], True)) is not None:
                 return Subject((f"name:{word}", kin[0]), None, (kin[1],))  # "老陈的儿子": someone of theirs
             return Subject(("name",), word)
-        if word in _ZH_THIRD:
+        if word in ZH_THIRD:
             return Subject((SOMEONE,))
-        if flag.startswith(_ZH_STOP_FLAGS) or word == "是":
+        if flag.startswith(ZH_STOP_FLAGS) or word == "是":
             break
     return None
 
@@ -402,7 +277,7 @@ def _owned_zh(owner: Subject, words: list[tuple[str, str]], index: int) -> Subje
         if kin is not None:
             relation, term = kin
             return Subject((*owner.path, relation), _name_after(words, index + offset + 1), (*owner.terms, term))
-        if flag.startswith(_ZH_STOP_FLAGS) or word in ("是", "也", "都", "还", "就", "不", "没"):
+        if flag.startswith(ZH_STOP_FLAGS) or word in ("是", "也", "都", "还", "就", "不", "没"):
             break
     return owner
 
@@ -421,13 +296,11 @@ def _joined_names(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _kin_zh(word: str, owned: bool) -> tuple[str, str] | None:
     """(relation, the word it was said in) for a kin or role word; one-character ones only when
     owned ("我姐")."""
-    if owned and word in _ZH_SHORT_KIN:
-        return _ZH_SHORT_KIN[word], _ZH_REFERENT.get(word, word)
+    if owned and word in ZH_SHORT_KIN:
+        return ZH_SHORT_KIN[word], ZH_REFERENT.get(word, word)
     people = people_in(word)
     if people and people[0].start == 0 and people[0].end == len(word):
-        return people[0].concept, _ZH_REFERENT.get(word, word)
-    if owned and len(word) >= 2 and word[0] in _ZH_SHORT_KIN and word[1:] in ("家", "们"):
-        return None
+        return people[0].concept, ZH_REFERENT.get(word, word)
     return None
 
 
@@ -435,7 +308,7 @@ def _name_after(words: list[Any], index: int) -> str | None:
     """The name given right after a relation: "同事小李", "我女儿小美"."""
     if index < len(words):
         word, flag = words[index]
-        if flag == "nr" or _ZH_NAME.match(word):
+        if flag == "nr" or ZH_NAME.match(word):
             return str(word)
     return None
 
@@ -445,7 +318,11 @@ def same_person(a: Subject, b: Subject) -> Sameness:
     if SOMEONE in (a.path[0], b.path[0]):
         return Sameness.different
     if a.name and b.name:
-        return Sameness.same if a.name == b.name else Sameness.different
+        if a.name != b.name:
+            return Sameness.different
+        # "Biscuit" is the Biscuit the user spoke of; the user's dog and the parents' dog both
+        # called Biscuit are two dogs
+        return Sameness.same if ("name",) in (a.path, b.path) or a.path == b.path else Sameness.different
     if {a.path, b.path} == {(USER,), (WE,)} and not (a.name or b.name):  # "we moved": the user's household
         return Sameness.perhaps
     one_at_home = _place_of_user(a.path) != _place_of_user(b.path) and not (a.name or b.name)
@@ -461,15 +338,12 @@ def same_person(a: Subject, b: Subject) -> Sameness:
         return Sameness.same  # the user's household, said by the user
     if _terms_differ(a.terms, b.terms):
         return Sameness.different  # 叔叔 and 舅舅, an older and a younger sister: two people
-    return Sameness.same if a.path[-1] in _ONLY_ONE else Sameness.perhaps
-
-
-_PLACES = frozenset({"home", "office", "company", "school", "team", "department"})
+    return Sameness.same if a.path[-1] in ONLY_ONE else Sameness.perhaps
 
 
 def _place_of_user(path: tuple[str, ...]) -> bool:
     """The user's own place ("家里", "our office"): its things are the user's."""
-    return len(path) == 2 and path[0] == USER and path[1] in _PLACES
+    return len(path) == 2 and path[0] == USER and path[1] in PLACES
 
 
 def _terms_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -478,4 +352,4 @@ def _terms_differ(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def _specific(term: str) -> bool:
-    return term in _ZH_REFERENT.values() or ":" in term
+    return term in ZH_REFERENT.values() or ":" in term

@@ -53,7 +53,7 @@ def query_tokens(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text).casefold()
     out: list[str] = list(extract_identifiers(text))
     for run in _CJK_RUN.findall(text):
-        for word in _segment(run):
+        for word in segment(run):
             if word in ZH_QUESTION_WORDS or word in QUERY_STOPWORDS or (len(word) == 1 and word in ZH_STOPCHARS):
                 continue
             out.extend([word] if len(word) <= 2 else _cjk_tokens(word, unigrams=False))
@@ -62,18 +62,15 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def segment(run: str) -> list[str]:
+def segment(run: str) -> tuple[str, ...]:
     """A run of Chinese characters cut into words (with jieba's HMM, unknown names stay whole:
-    "顺丰", "陈奕迅")."""
+    "顺丰", "陈奕迅"); cached, so a tuple nobody can change."""
     return _cut(run)
 
 
 @lru_cache(maxsize=16384)
-def _cut(run: str) -> list[str]:
-    return _segmenter().lcut(run)
-
-
-_segment = segment
+def _cut(run: str) -> tuple[str, ...]:
+    return tuple(_segmenter().lcut(run))
 
 
 @lru_cache(maxsize=1)

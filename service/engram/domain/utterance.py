@@ -21,13 +21,33 @@ from engram.domain.cues import (
     SUBORDINATE_START,
     TRAIL_FILLER,
 )
+from engram.domain.subjects import known_word
 from engram.domain.tokenize import segment
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
+# A dot that ends no sentence: "Mr. Smith", "St. Louis", "3 p.m. tomorrow", "the U.S.", "J. K. Rowling".
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:mr|mrs|ms|dr|st|prof|jr|sr|vs|etc|mt|ave|inc|ltd|co|no|e\.g|i\.e|a\.m|p\.m|u\.s|u\.k|"
+    r"[a-z])\.$",
+    re.IGNORECASE,
+)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # A Latin word: letters and digits, joined by inner hyphens or apostrophes ("right-handed", "I'm").
 _LATIN_WORD = re.compile(r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+(?:['’\-][^\W_\u3400-\u9fff]+)*")
 _EDGE = " \t\r\n,，、.。;；:：!！?？~～…"
+
+
+# "Caroline: I went to a support group": a line of a conversation, its speaker first.
+_SPEAKER_LABEL = re.compile(r"^\s*([A-Z][\w'’.-]*(?:\s[A-Z][\w'’.-]*){0,2}):\s+(?=\S)")
+
+
+def speaker_label(text: str) -> re.Match[str] | None:
+    """The speaker's label a line of a conversation starts with ("Caroline: ..."), if it does (not
+    "Note: ..." or "Update: ...": a word is no speaker)."""
+    found = _SPEAKER_LABEL.match(text)
+    if found is None or known_word(found.group(1).split()[0]):
+        return None
+    return found
 
 
 def words(text: str) -> list[tuple[int, int]]:
@@ -51,7 +71,15 @@ def strip_filler(text: str) -> str:
     is nothing but filler is left as it is."""
     original = text.strip()
     kept = _without_trailing(_without_leading(original))
-    return kept.strip(_EDGE) or original
+    return _trimmed(kept) or original
+
+
+def _trimmed(text: str) -> str:
+    """Without the punctuation and spaces around it, but for an abbreviation's dot ("the U.S.")."""
+    trimmed = text.strip(_EDGE)
+    if text.rstrip().endswith(".") and _ABBREVIATION.search(trimmed + "."):
+        return trimmed + "."
+    return trimmed
 
 
 def _without_leading(text: str) -> str:
@@ -70,9 +98,26 @@ def _without_trailing(text: str) -> str:
     return text
 
 
-def sentences(text: str) -> list[str]:
-    parts = [p.strip() for p in _SENTENCE_END.split(text)]
-    return [p.rstrip("。.；;！!").strip() for p in parts if p and p.strip("。.！？!?；; ")]
+def sentences(text: str, *, keep_end: bool = False) -> list[str]:
+    """The text's sentences, cut at sentence punctuation, never after an abbreviation's dot, which
+    also stays where a sentence ends with it ("We moved to the U.S."); with ``keep_end``, each with
+    the punctuation it ended with (a question keeps its "?")."""
+    parts: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if parts and _ABBREVIATION.search(parts[-1].rstrip()):
+            parts[-1] = f"{parts[-1].rstrip()} {piece.lstrip()}"
+        else:
+            parts.append(piece)
+    kept = [p.strip() for p in parts if p and re.search(r"\w", p)]
+    return kept if keep_end else [_without_end(p) for p in kept]
+
+
+def _without_end(sentence: str) -> str:
+    """The sentence without its closing punctuation (the dot of an abbreviation stays)."""
+    kept = sentence.rstrip("。；;！!")
+    if kept.endswith(".") and not _ABBREVIATION.search(kept):
+        kept = kept.rstrip(".").rstrip("。；;！!")
+    return kept.strip()
 
 
 def clauses(sentence: str) -> list[str]:
@@ -103,7 +148,15 @@ def statements(text: str) -> list[str]:
     out = []
     for sentence in sentences(text):
         for clause in clauses(sentence):
-            statement = strip_filler(clause).strip(_EDGE)
-            if statement:
+            statement = _trimmed(strip_filler(clause))
+            if statement and not only_filler(statement):
                 out.append(statement)
     return out
+
+
+def only_filler(text: str) -> bool:
+    """Nothing but filler ("Well", "ok so", "哈哈"): no statement of its own."""
+    rest = text.strip(_EDGE)
+    while rest and (found := LEAD_FILLER.match(rest)) is not None and found.end() > 0:
+        rest = rest[found.end() :].strip(_EDGE)
+    return not rest or TRAIL_FILLER.fullmatch(rest) is not None

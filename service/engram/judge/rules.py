@@ -1,10 +1,12 @@
 """The rule judge: no LLM, works offline, Chinese and English.
 
-Limits (documented, measured by `engram eval --lifecycle`): it reads only the user's words,
-splits on sentence punctuation, and recognises preferences, events and tasks by cue words; it
-does not resolve pronouns or rewrite first person into third. How two statements relate is
-decided by their claims (domain/relations.py): paraphrases the lexicon cannot see through stay
-two memories rather than risk losing a fact.
+It keeps the statements of a user's turn (domain/utterance.py: sentences, and clauses that stand
+alone, in the user's own words) that are about the user or the people of the user's life, and
+types them by cue words (preference, event, task, fact); the write path stores them in the third
+person. Limits (measured by `engram eval --lifecycle`): it reads only the user's words and does
+not resolve pronouns. How two statements relate is decided by their claims
+(domain/relations.py): what the rules cannot read stays two memories, perhaps marked, rather than
+risk losing a fact.
 """
 
 from __future__ import annotations

@@ -378,8 +378,9 @@ def build_mcp(
         Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
         facts gives two memories; relative dates become dates; each fact is stored once (a repeat
         is counted, a change supersedes what it surely replaces). Each result lists `candidates`
-        it may update: to retire one, write the fact with write_memory and replaces=[its id].
-        Do not also call write_memory for the same turn otherwise."""
+        it may update: to retire one, call write_memory with that result's content and
+        replaces=[its id] (this settles, it stores nothing twice). Do not otherwise also call
+        write_memory for the same turn."""
         with tool_errors("remember"):
             turn = Turn(
                 user=user,

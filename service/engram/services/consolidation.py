@@ -92,7 +92,10 @@ class ConsolidationService:
             kept = await repo.get(conn, ctx.schema, pair.kept, lock=True)
             if other is None or kept is None or Status.active != other.status or Status.active != kept.status:
                 return False
-            await repo.update(conn, ctx.schema, other.id, {"status": "superseded", "superseded_by": kept.id})
+            await repo.update(
+                conn, ctx.schema, other.id, {"status": "superseded", "superseded_by": kept.id, "newer_id": None}
+            )
+            moved = await repo.move_marks(conn, ctx.schema, other.id, kept.id)
             kept = await repo.touch(conn, ctx.schema, kept.id, other.mentions)
             details = {"similarity": pair.similarity, "merged_with": str(other.id), "content": other.content}
             await repo.add_history(
@@ -105,6 +108,10 @@ class ConsolidationService:
                     other.content,
                     ACTOR,
                     {"superseded_by": str(kept.id), "reason": "redundant"},
+                ),
+                *(
+                    HistoryRow(m.id, Event.marked, m.content, ACTOR, {"newer": str(kept.id), "reason": "merged"})
+                    for m in moved
                 ),
             )
         return True

@@ -6,7 +6,8 @@ happened a day or more apart are two events."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from uuid import UUID
 
 import numpy as np
 
@@ -19,9 +20,16 @@ from engram.domain.relations import about_someone_else, announces_change, announ
 from engram.judge import Judge
 from engram.store.memories import MemoryRow
 
+# Verdicts that retire or mark: never of another person's fact on a judge's word.
+CHANGES = frozenset({Relation.conflict, Relation.may_update})
+
+
+def _kept_apart(verdict: MergeVerdict) -> MergeVerdict:
+    return MergeVerdict(relation=Relation.different, reason=f"about someone else ({verdict.reason})")
+
 
 @dataclass(frozen=True)
-class Candidate:
+class Neighbour:
     target: Target
     content: str
     similarity: float
@@ -82,13 +90,13 @@ async def relate_all(
     differ on both sides are never the same fact, whatever the judge says (order 12345 is not
     order 12346): at most one replaces the other (a new weight, a new phone number)."""
     verdicts: list[MergeVerdict] = []
-    asked: list[int] = []
+    viewed: list[int] = []
     for i, (_, similarity, same_slot) in enumerate(candidates):
         verdicts.append(MergeVerdict(relation=Relation.different, reason="not similar enough, not the same slot"))
         if in_view(new, similarity, thresholds, judge, same_slot):
-            asked.append(i)
-    answers = await judge.relate_many(new, [(candidates[i][0], candidates[i][1]) for i in asked]) if asked else []
-    for i, verdict in zip(asked, answers, strict=True):
+            viewed.append(i)
+    answers = await judge.relate_many(new, [(candidates[i][0], candidates[i][1]) for i in viewed]) if viewed else []
+    for i, verdict in zip(viewed, answers, strict=True):
         existing = candidates[i][0]
         numbers_differ = not may_be_same_fact(new, existing) and numbers_of(new) and numbers_of(existing)
         if numbers_differ and verdict.relation in (Relation.same, Relation.supplement):
@@ -97,26 +105,30 @@ async def relate_all(
     return verdicts
 
 
-def decide(related: list[tuple[Candidate, MergeVerdict]], asked: list[Memory] | None = None, new: str = "") -> Decision:
+def decide(
+    related: list[tuple[Neighbour, MergeVerdict]], replaced: list[Memory] | None = None, new: str = ""
+) -> Decision:
     """Every memory a new fact replaces is retired, whatever it goes into: a repeat touches the
     closest same fact, a detail merges into the closest one it adds to, else it is inserted.
-    ``related``: the candidates the judge looked at, with its verdicts; ``asked``: the memories the
-    caller says it replaces. Those the judge thinks it may replace are marked."""
-    named = {m.id: m for m in asked or []}
-    retire = [Retirement(c.target, v.reason) for c, v in related if v.relation == Relation.conflict]
-    retire += [Retirement(Target(memory=m), "replaced, as the caller said", asked=True) for m in named.values()]
+    ``related``: the neighbours the judge looked at, with its verdicts; ``replaced``: the memories
+    the caller says it replaces. Those the judge thinks it may replace are marked. Nothing of
+    another person's is retired or marked on a judge's word (an LLM's included), only the caller's."""
+    someone_else = {n.target.key for n, _ in related if new and about_someone_else(new, n.content)}
+    related = [
+        (n, v if n.target.key not in someone_else or v.relation not in CHANGES else _kept_apart(v)) for n, v in related
+    ]
+    named = {m.id: m for m in replaced or []}
+    retire = [Retirement(n.target, v.reason) for n, v in related if v.relation == Relation.conflict]
+    retire += [Retirement(Target(memory=m), "replaced, as the caller said", by_caller=True) for m in named.values()]
     retire = list({r.target.key: r for r in retire}.values())  # the caller's word last: it wins
     gone = {r.target.key for r in retire}
     marks = tuple(
-        Mark(c.target, v.reason) for c, v in related if v.relation == Relation.may_update and c.target.key not in gone
+        Mark(n.target, v.reason) for n, v in related if v.relation == Relation.may_update and n.target.key not in gone
     )
-    looked = tuple(
-        Looked(c.target, c.similarity, v.relation, about_someone_else(new, c.content) if new else False)
-        for c, v in related
-    )
+    looked = tuple(Looked(n.target, n.similarity, v.relation, n.target.key in someone_else) for n, v in related)
     retired = tuple(retire)
 
-    def closest(relation: Relation) -> tuple[Candidate, MergeVerdict] | None:
+    def closest(relation: Relation) -> tuple[Neighbour, MergeVerdict] | None:
         matches = [(c, v) for c, v in related if v.relation == relation and c.target.key not in gone]
         return max(matches, key=lambda cv: cv[0].similarity) if matches else None
 
@@ -155,18 +167,21 @@ async def plan(
     slot_mates: list[list[tuple[Memory, float]]],
     thresholds: Thresholds,
     judge: Judge,
-    asked: list[list[Memory]] | None = None,
+    replaced: list[list[Memory]] | None = None,
 ) -> list[Decision]:
     """One decision per row, in order; later rows may relate to earlier rows of the batch.
-    ``asked``: per row, the memories its caller says it replaces."""
+    ``replaced``: per row, the memories its caller says it replaces."""
     decisions: list[Decision] = []
     vectors = np.stack([r.embedding for r in rows]).astype(np.float32)
     batch_similarity = vectors @ vectors.T  # every row to every row, once
     for i, row in enumerate(rows):
-        replaces = asked[i] if asked else []
-        named = tuple(Retirement(Target(memory=m), "replaced, as the caller said", asked=True) for m in replaces)
+        replaces = replaced[i] if replaced else []
+        named = tuple(Retirement(Target(memory=m), "replaced, as the caller said", by_caller=True) for m in replaces)
         if row.dedup_key in exact:
-            decisions.append(Touch(target=Target(memory=exact[row.dedup_key]), exact=True, retire=named))
+            same = exact[row.dedup_key]
+            # said again after an earlier row of the batch retired it: the later word wins, it stays
+            decisions = [_keeping(d, same.id) for d in decisions]
+            decisions.append(Touch(target=Target(memory=same), exact=True, retire=named))
             continue
         twin = next((j for j in range(i) if rows[j].dedup_key == row.dedup_key and inserts(decisions[j])), None)
         if twin is not None:
@@ -178,10 +193,19 @@ async def plan(
         low = floor(row.content, thresholds, judge)
         candidates = _candidates(rows, decisions, i, neighbours[i], slot_mates[i], low, batch_similarity[i])
         viewed = [c for c in candidates if in_view(row.content, c.similarity, thresholds, judge, c.same_slot)]
-        asked_about = [(c.content, c.similarity, c.same_slot) for c in viewed]
-        verdicts = await relate_all(row.content, asked_about, thresholds, judge)
+        shown = [(c.content, c.similarity, c.same_slot) for c in viewed]
+        verdicts = await relate_all(row.content, shown, thresholds, judge)
         decisions.append(decide(list(zip(viewed, verdicts, strict=True)), replaces, row.content))
     return decisions
+
+
+def _keeping(decision: Decision, memory_id: UUID) -> Decision:
+    """The decision without retiring or marking ``memory_id``."""
+    retire = tuple(r for r in decision.retire if r.target.key != memory_id)
+    marks = tuple(m for m in decision.marks if m.target.key != memory_id)
+    if len(retire) == len(decision.retire) and len(marks) == len(decision.marks):
+        return decision
+    return replace(decision, retire=retire, marks=marks)
 
 
 def inserts(decision: Decision) -> bool:
@@ -197,16 +221,16 @@ def _candidates(
     slot_mates: list[tuple[Memory, float]],
     low: float,
     similarity: np.ndarray,
-) -> list[Candidate]:
+) -> list[Neighbour]:
     """Stored facts close to the row or of its slot, and the earlier rows of the batch that will be
     inserted, in the same layer and scope, as many as from the store (the closest, and those of
     its slot); not events that happened a day or more apart. ``similarity``: row i to every row."""
     row = rows[i]
     mates = {m.id for m, _ in slot_mates}
-    found: dict[object, Candidate] = {}
+    found: dict[object, Neighbour] = {}
     for memory, sim in [*neighbours, *slot_mates]:
         if not happened_apart(row.occurred_at, memory.occurred_at):
-            candidate = Candidate(Target(memory=memory), memory.content, sim, memory.id in mates)
+            candidate = Neighbour(Target(memory=memory), memory.content, sim, memory.id in mates)
             found.setdefault(candidate.target.key, candidate)
 
     def admitted(j: int) -> bool:
@@ -225,7 +249,7 @@ def _candidates(
     close = list(itertools.islice((j for j in by_closeness if not of_slot(j) and admitted(j)), NEAREST))
     same_slot = [j for j in range(i) if of_slot(j) and admitted(j)]
     for j in [*close, *same_slot[-SLOT_MATES:]]:
-        found[("batch", j)] = Candidate(Target(batch_index=j), rows[j].content, float(similarity[j]), of_slot(j))
+        found[("batch", j)] = Neighbour(Target(batch_index=j), rows[j].content, float(similarity[j]), of_slot(j))
     return sorted(found.values(), key=lambda c: -c.similarity)
 
 

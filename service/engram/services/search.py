@@ -34,6 +34,7 @@ from engram.domain.fusion import (
     fuse,
     in_time,
     latest_first,
+    ordered_below_newer,
     prefer_layers,
 )
 from engram.domain.identifiers import extract_identifiers
@@ -68,6 +69,8 @@ SNIPPET = 200
 # above, they come from ANALYZE's sample of the table, re-read at most this often.
 EXACT_COUNT_LIMIT = 2000
 _STATISTICS_SECONDS = 60.0
+# How far along a chain of marks (A -> B -> C) a search brings the newer memories in.
+MARK_CHAIN = 3
 
 
 def happened(memory: Memory) -> datetime:
@@ -220,23 +223,29 @@ class SearchService:
                         added = set(newcomers)
                         fused = best_first([h for h in fused if h.id not in added] + fused_of(added))
                     fused = add_context(fused, links, weights)
-            # A newer memory that may have replaced a candidate is one too: it ranks above it.
-            pointed = {m.newer for m, _ in rows.values() if m.newer is not None and m.newer not in rows}
-            if pointed:
-                added = set(await repo.admitted(conn, ctx.schema, sorted(pointed), request.filter))
-                if added:
-                    rows |= await self._hydrate(conn, ctx, sorted(added), query)
-                    fused = best_first([*fused, *fused_of(added)])
+            # A newer memory that may have replaced a candidate is one too, and so on along a chain
+            # (A -> B -> C): it ranks above it.
+            for _ in range(MARK_CHAIN):
+                pointed = {m.newer for m, _ in rows.values() if m.newer is not None and m.newer not in rows}
+                added = (
+                    set(await repo.admitted(conn, ctx.schema, sorted(pointed), request.filter)) if pointed else set()
+                )
+                if not added:
+                    break
+                rows |= await self._hydrate(conn, ctx, sorted(added), query)
+                fused = best_first([*fused, *fused_of(added)])
         window = reading.intent.window
         if window is not None:
             inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
             fused = in_time(fused, inside, s.outside_window, weights)
         fused = prefer_layers(fused, {i: m.layer.value for i, (m, _) in rows.items()}, self._layer_weights)
-        fused = below_newer(fused, {i: m.newer for i, (m, _) in rows.items() if m.newer is not None}, weights)
+        newer_of = {i: m.newer for i, (m, _) in rows.items() if m.newer is not None}
+        fused = below_newer(fused, newer_of, weights)
         fused = evidence_first(fused, window_named=window is not None)
         kept = cut(fused, s.cut_ratio, s.min_score)
         if reading.intent.recent:
             kept = latest_first(kept, {i: happened(m) for i, (m, _) in rows.items()}, s.recent_ratio)
+        kept = ordered_below_newer(kept, newer_of)
         return Ranking(fused=fused, top=kept[:top_k], rows=rows)
 
     async def _by_time(self, ctx: TenantContext, request: SearchRequest, reading: Reading, top_k: int) -> Ranking:
@@ -251,6 +260,7 @@ class SearchService:
         for m in sorted(memories, key=happened):
             layer = self._layer_weights.get(m.layer.value, 1.0)
             fused.append(FusedHit(id=m.id, score=layer, relevance=1.0, channels=ChannelScores(), layer=layer))
+        fused = ordered_below_newer(fused, {m.id: m.newer for m in memories if m.newer is not None})
         return Ranking(fused=fused, top=fused, rows={m.id: (m, Similarity(0.0, 0.0)) for m in memories})
 
     def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:

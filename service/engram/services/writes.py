@@ -1,7 +1,9 @@
-"""The write pipeline: validate, embed, decide for each memory whether it is new, a repeat (touch),
-a detail (merge) or a change (supersede every memory it replaces), then apply the decisions under
-the tenant's write lock if what they rest on has not changed meanwhile (no model or LLM call is
-made under the lock). Transcript turns are only ever exact duplicates or new."""
+"""The write pipeline: validate what was sent, write it as stored (dates resolved, "the user"),
+embed, decide for each memory whether it is new, a repeat (touch), a detail (merge) or a change
+(supersede what it surely replaces, and what the caller names in ``replaces``; mark what it may
+replace), then apply the decisions under the tenant's write lock if what they rest on has not
+changed meanwhile (no model or LLM call is made under the lock), and return with each result the
+memories it may update (its candidates). Transcript turns are only ever exact duplicates or new."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
 
@@ -17,12 +18,10 @@ import asyncpg
 import numpy as np
 
 from engram.domain.claims import read_claim
-from engram.domain.dates import absolute_day, resolve_relative_dates
-from engram.domain.decisions import Decision, Insert, Merge, Target, Touch
+from engram.domain.decisions import Decision, Insert, Merge, Target, Touch, with_candidates
 from engram.domain.dedup import Thresholds
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.models import (
-    Candidate,
     Event,
     HistoryRow,
     Kind,
@@ -34,6 +33,7 @@ from engram.domain.models import (
     WriteResult,
 )
 from engram.domain.perspective import in_third_person
+from engram.domain.storing import as_stored
 from engram.domain.tenancy import TenantContext
 from engram.domain.text import duplicate_key, guess_language
 from engram.domain.tokenize import document_tokens, to_tsvector_literal
@@ -75,15 +75,15 @@ class _Seen:
     exact: dict[str, Memory]
     neighbours: list[list[tuple[Memory, float]]]
     slot_mates: list[list[tuple[Memory, float]]]
-    asked: list[list[Memory]]  # per row, the active memories its caller says it replaces
+    replaced: list[list[Memory]]  # per row, the active memories its caller says it replaces
 
     async def decide(self, rows: list[MemoryRow], thresholds: Thresholds, judge: Judge) -> list[Decision]:
-        return await dedup.plan(rows, self.exact, self.neighbours, self.slot_mates, thresholds, judge, self.asked)
+        return await dedup.plan(rows, self.exact, self.neighbours, self.slot_mates, thresholds, judge, self.replaced)
 
     def fingerprint(self) -> tuple[str, frozenset[tuple[UUID, str, str]]]:
         """Equal while no memory the decisions looked at appeared, went or changed its text (a
         repeat that only counts a mention changes nothing here)."""
-        memories = [*self.exact.values(), *(m for named in self.asked for m in named)]
+        memories = [*self.exact.values(), *(m for named in self.replaced for m in named)]
         for found in (*self.neighbours, *self.slot_mates):
             memories += [m for m, _ in found]
         return self.model, frozenset((m.id, m.status.value, m.content) for m in memories)
@@ -176,7 +176,7 @@ class WriteService:
             where = index if len(items) > 1 else None
             self.clean_content(item.content, index=where)
             _check_scope(item.layer, item.session_id, item.task_id, index=where)
-        items = [_normalised(item) for item in items]
+        items = [as_stored(item) for item in items]
         contents = [item.content.strip() for item in items]
         rows: list[MemoryRow] = []
         for attempt in range(MAX_PLANS):
@@ -273,11 +273,11 @@ class WriteService:
             # nearest query would borrow a second connection of a main pool this one may be the
             # last of (a budget under three).
             found = await nearest(walking_the_index(conn))
-            exact, in_slots, asked = await the_rest()
+            exact, in_slots, replaced = await the_rest()
         else:
             reading = asyncio.create_task(nearest(self._nearest.acquire()))
             try:  # ``conn`` goes back to the pool only once nothing runs on it
-                exact, in_slots, asked = await the_rest()
+                exact, in_slots, replaced = await the_rest()
             except BaseException:
                 reading.cancel()
                 await asyncio.gather(reading, return_exceptions=True)
@@ -286,21 +286,28 @@ class WriteService:
         near, mates = iter(found), iter(in_slots)
         neighbours = [next(near) if r.kind == Kind.fact else [] for r in rows]
         slot_mates = [next(mates) if r.kind == Kind.fact else [] for r in rows]
-        return _Seen(model, generation, exact, neighbours, slot_mates, asked)
+        for index, (row, named) in enumerate(zip(rows, replaced, strict=True)):
+            same = exact.get(row.dedup_key)
+            if same is not None and same in named:  # the very memory this fact is already held by
+                field = _field(index, len(rows), "replaces")
+                raise Conflict(f"{field}: {same.id} already holds this very fact, it cannot replace it", field=field)
+        return _Seen(model, generation, exact, neighbours, slot_mates, replaced)
 
     async def _replaced(
         self, conn: asyncpg.Connection, ctx: TenantContext, items: list[NewMemory]
     ) -> list[list[Memory]]:
-        """Per item, the active memories it says it replaces; an id that names no memory of the
-        tenant is refused with its field (one already retired or forgotten is left as it is)."""
+        """Per item, the active memories it says it replaces. An id that names no memory of the
+        tenant is refused (404), and so is a transcript turn (409: kept as said, never replaced),
+        each with its field; one already retired or forgotten is left as it is."""
         wanted = list(dict.fromkeys(memory_id for item in items for memory_id in item.replaces))
         found = {m.id: m for m in await repo.get_many(conn, ctx.schema, wanted)} if wanted else {}
         for index, item in enumerate(items):
             for position, memory_id in enumerate(item.replaces):
+                field = _field(index, len(items), f"replaces[{position}]")
                 if memory_id not in found:
-                    prefix = f"items[{index}]." if len(items) > 1 else ""
-                    field = f"{prefix}replaces[{position}]"
                     raise NotFound(f"{field}: no memory {memory_id} in this tenant", field=field, index=index)
+                if found[memory_id].kind == Kind.turn:
+                    raise Conflict(f"{field}: {memory_id} is a transcript turn, never replaced", field=field)
         return [[found[i] for i in dict.fromkeys(item.replaces) if found[i].status == Status.active] for item in items]
 
     def _merged_contents(self, rows: list[MemoryRow], decisions: list[Decision]) -> dict[int, str]:
@@ -368,7 +375,10 @@ class WriteService:
                     outcome = WriteOutcome.merged
                 case Touch(target=target, exact=True) if item.replaces:
                     # the same fact sent again to settle what it replaces: not the user saying it again
-                    holder, outcome = memory_of(target), WriteOutcome.duplicate
+                    current = await repo.get(conn, ctx.schema, memory_of(target).id)
+                    if current is None:
+                        raise Conflict("a memory this write settles is gone; retry")
+                    holder, outcome = current, WriteOutcome.duplicate
                 case Touch(target=target, exact=exact):
                     holder = await repo.touch(conn, ctx.schema, memory_of(target).id)
                     history.append(HistoryRow(holder.id, Event.touched, holder.content, actor, details))
@@ -384,10 +394,13 @@ class WriteService:
                 old = await repo.update(
                     conn, ctx.schema, old.id, {"status": "superseded", "superseded_by": holder.id, "newer_id": None}
                 )
-                why = {"reason": retirement.reason, "superseded_by": str(holder.id), "asked": retirement.asked}
+                why = {"reason": retirement.reason, "superseded_by": str(holder.id), "by_caller": retirement.by_caller}
                 history.append(HistoryRow(old.id, Event.superseded, old.content, actor, {**details, **why}))
+                history += _marks_moved(await repo.move_marks(conn, ctx.schema, old.id, holder.id), holder, actor)
                 retired.append(old)
             marked.append(set())
+            # No mark makes a cycle: each points at this holder, whose own mark was just lifted (it
+            # is new, or said again), and an exact repeat marks nothing.
             for mark in decision.marks:
                 old = await repo.get(conn, ctx.schema, memory_of(mark.target).id)
                 if old is None or old.status != Status.active or old.id == holder.id:
@@ -409,7 +422,9 @@ class WriteService:
                 )
             )
         await repo.add_history(conn, ctx.schema, *history)
-        return _with_candidates(results, decisions, marked, memory_of)
+        looked_at = {memory_of(x.target).id for d in decisions for x in d.looked if not x.someone_else}
+        now = {m.id: m for m in await repo.get_many(conn, ctx.schema, sorted(looked_at))} if looked_at else {}
+        return with_candidates(results, decisions, marked, memory_of, now)
 
     async def _merge(
         self, conn: asyncpg.Connection, ctx: TenantContext, target: Memory, content: str, vector: np.ndarray
@@ -445,58 +460,14 @@ class WriteService:
         return (await self._embedders.get(ctx.embedding_model).embed_documents([content]))[0]
 
 
-# How many of the memories a write looked at it returns, closest first.
-CANDIDATES = 5
+def _field(index: int, items: int, name: str) -> str:
+    """A field of an item, as the caller names it: "replaces[0]", or in a batch "items[2].replaces[0]"."""
+    return f"items[{index}].{name}" if items > 1 else name
 
 
-def _with_candidates(
-    results: list[WriteResult],
-    decisions: list[Decision],
-    marked: list[set[UUID]],
-    memory_of: Callable[[Target], Memory],
-) -> list[WriteResult]:
-    """Each result with the active memories its fact may update or contradict: those the decision
-    looked at that are still active once the whole write is applied, not the fact's own holder."""
-    gone = {m.id for r in results for m in r.superseded} | {r.memory.id for r in results}
-    out = []
-    for result, decision, marks in zip(results, decisions, marked, strict=True):
-        seen: dict[UUID, Candidate] = {}
-        for looked in sorted(decision.looked, key=lambda x: (x.target.memory is None, -x.similarity)):
-            memory = memory_of(looked.target)
-            if memory.id in gone or memory.id in seen or memory.status != Status.active or looked.someone_else:
-                continue
-            seen[memory.id] = Candidate(
-                id=memory.id,
-                content=memory.content,
-                type=memory.type,
-                date=memory.occurred_at or memory.created_at,
-                created_at=memory.created_at,
-                similarity=round(looked.similarity, 4),
-                marked=memory.id in marks,
-            )
-        ranked = sorted(seen.values(), key=lambda c: (not c.marked, -c.similarity))
-        out.append(result.model_copy(update={"candidates": ranked[:CANDIDATES]}))
-    return out
-
-
-def _normalised(item: NewMemory) -> NewMemory:
-    """A fact as stored: its relative dates ("tomorrow", "下个月3号") absolute, from when it was said
-    (``now``, else ``occurred_at``, else the server's clock), and its first person "the user"
-    (domain/perspective.py); the day it names, relatively or by its date ("December 20",
-    "12月20日"), becomes its occurred_at if it has none. Transcript turns are kept verbatim."""
-    if item.kind != Kind.fact:
-        return item
-    said = item.now or item.occurred_at or datetime.now(UTC)
-    said = said if said.tzinfo else said.replace(tzinfo=UTC)
-    resolved = resolve_relative_dates(item.content, said)
-    occurred = item.occurred_at
-    day = resolved.day or absolute_day(item.content, said)
-    if occurred is None and day is not None:
-        occurred = datetime.combine(day, time(12), tzinfo=said.tzinfo)
-    content = in_third_person(resolved.text)
-    if content == item.content and occurred == item.occurred_at:
-        return item
-    return item.model_copy(update={"content": content, "occurred_at": occurred})
+def _marks_moved(moved: list[Memory], holder: Memory, actor: str | None) -> list[HistoryRow]:
+    reason = {"newer": str(holder.id), "reason": "the memory that may have replaced it was itself replaced"}
+    return [HistoryRow(m.id, Event.marked, m.content, actor, reason) for m in moved]
 
 
 def _check_scope(layer: Layer, session_id: str | None, task_id: str | None, index: int | None = None) -> None:

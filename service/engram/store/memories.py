@@ -232,6 +232,18 @@ async def unmark_newer_than(conn: asyncpg.Connection, schema: str, memory_id: UU
     return [to_memory(r) for r in records]
 
 
+async def move_marks(conn: asyncpg.Connection, schema: str, retired: UUID, holder: UUID) -> list[Memory]:
+    """The marks pointing at a memory that was just retired point at what retired it now (what it
+    may have replaced, its successor may have too); the memories whose mark moved."""
+    records = await conn.fetch(
+        f"""UPDATE {schema}.memories m SET newer_id = $2
+            WHERE m.newer_id = $1 AND m.id <> $2 AND m.status = 'active' RETURNING {COLUMNS}""",
+        retired,
+        holder,
+    )
+    return [to_memory(r) for r in records]
+
+
 async def counts(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
     """How many memories of each (type, layer, status)."""
     return await conn.fetch(
