@@ -57,6 +57,10 @@ SAME, SUPPLEMENT, CONFLICT, DIFFERENT = Relation.same, Relation.supplement, Rela
         ("I like cats", "I like dogs", DIFFERENT),
         ("I play tennis", "I watch tennis on TV", DIFFERENT),
         ("Over a year", "I'm so glad your application has been approved!", DIFFERENT),
+        # a plan to change moves nobody yet
+        ("用户住在杭州西湖附近", "用户正在攒钱买房", DIFFERENT),
+        ("I live in Hangzhou", "I'm saving up to buy a house", DIFFERENT),
+        ("I live in Hangzhou", "I want to move to Shanghai", DIFFERENT),
     ],
 )
 def test_relations(existing, new, relation):

@@ -150,8 +150,10 @@ THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他们|�
 FUTURE = re.compile(
     r"\b(?:will|going to|gonna|plan(?:ning)? to|intend(?:ing)? to|about to|thinking (?:of|about)|"
     r"(?:is|am|are) (?:moving|relocating|switching|changing|starting|quitting)|next (?:week|month|year)|"
-    r"maybe|perhaps|might|considering|not sure|haven't decided|undecided)\b"
-    r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会|可能|也许|或许|考虑|还没想好|不确定|还没定",
+    r"maybe|perhaps|might|considering|not sure|haven't decided|undecided|"
+    r"sav(?:e|es|ing) (?:up )?(?:for|to)|wants? to|wanting to|hop(?:e|es|ing) to|would like to|dream(?:s|ing)? of)\b"
+    r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会|可能|也许|或许|考虑|还没想好|不确定|还没定"
+    r"|攒钱|存钱|希望|梦想|想买|想搬|想换|想去|想学",
     re.I,
 )
 # Where the old value ends and the new one starts in a change ("from coffee to tea", "从咖啡换成了茶").
