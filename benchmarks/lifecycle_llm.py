@@ -7,7 +7,7 @@ It measures what engram does with right answers: whether every memory a change r
 in front of the model (candidate selection), and whether the verdicts are applied so that the
 final active set is right. It says nothing of a real model's quality.
 
-    python -m benchmarks.lifecycle_llm [--split heldout|calibration|all]
+    python -m benchmarks.lifecycle_llm [--set lifecycle|changes|keep-both] [--split heldout|calibration|all]
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from engram.cli.common import with_engram
-from engram.domain.dates import resolve_relative_dates
+from engram.domain.models import NewMemory
+from engram.domain.storing import as_stored
 from engram.evaluation import lifecycle
 from engram.judge.llm import RELATE_MANY_PROMPT, RELATE_PROMPT
 from engram.runtime import Engram
@@ -47,10 +48,11 @@ class Oracle:
     def relation(self, existing: str, new: str) -> dict[str, Any]:
         case = self.case
         assert case is not None
-        # engram stores a fact's relative dates as dates ("上个月" -> "2026年11月"): both forms count.
+        # engram stores a fact as the user's words in the third person, its relative dates as dates
+        # ("I moved here last month" -> "The user moved here in November 2026"): both forms count.
         now = datetime.now(UTC)
         index = {text: i for i, text in enumerate(case.writes)}
-        index |= {resolve_relative_dates(text, now).text: i for i, text in enumerate(case.writes)}
+        index |= {as_stored(NewMemory(content=text, now=now)).content: i for i, text in enumerate(case.writes)}
         old, now = index.get(existing), index.get(new)
         group = {i: g for g, members in enumerate(case.current) for i in members}
         if old is None or now is None:
@@ -98,12 +100,12 @@ def serve(oracle: Oracle) -> tuple[uvicorn.Server, int]:
     return server, port
 
 
-def run(split: str, data: Path) -> str:
+def run(labelled: str, split: str, own: Path) -> str:
     """On the database `engram eval` uses (ENGRAM_DATABASE_URL, or the embedded one under .state)."""
     oracle = Oracle()
     server, port = serve(oracle)
     llm = LLMSettings(model="openai/oracle", api_base=f"http://127.0.0.1:{port}/v1", api_key="oracle", retries=0)
-    cases = lifecycle.select(lifecycle.load_cases(data), split)
+    cases = lifecycle.select(lifecycle.load_set(own, labelled), split)
 
     async def work(engram: Engram) -> list[lifecycle.Outcome]:
         return await lifecycle.evaluate_cases(engram, cases, before_case=lambda c: setattr(oracle, "case", c))
@@ -112,16 +114,17 @@ def run(split: str, data: Path) -> str:
         outcomes = with_engram(Settings(llm=llm), work)
     finally:
         server.should_exit = True
-    title = f"lifecycle, {split} split, LLM judge (scripted from the labels; {oracle.asked} questions)"
+    title = f"{labelled}, {split} split, LLM judge (scripted from the labels; {oracle.asked} questions)"
     return lifecycle.as_markdown(outcomes, title)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", dest="labelled", default="lifecycle", choices=list(lifecycle.SETS))
     parser.add_argument("--split", default="heldout", choices=lifecycle.SPLITS)
-    parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "lifecycle.jsonl")
+    parser.add_argument("--own-data", type=Path, default=ROOT / "tests" / "data")
     args = parser.parse_args()
-    print(run(args.split, args.data))
+    print(run(args.labelled, args.split, args.own_data))
 
 
 if __name__ == "__main__":
