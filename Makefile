@@ -48,7 +48,7 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## mutants: one-line breakages of the operator's promises (tests/mutants.py); each must fail a test
+## mutants: one-line breakages of the operator's and the write path's promises (tests/mutants.py); each must fail a test
 mutants: install
 	$(BIN)/python -m tests.mutants
 

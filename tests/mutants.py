@@ -1,4 +1,4 @@
-"""`make mutants`: one-line breakages of promises the operator makes, each applied in turn; the
+"""`make mutants`: one-line breakages of promises the operator and the write path make, each applied in turn; the
 tests named beside it must fail. Prints each mutant as killed or SURVIVED and exits 1 if any
 survived. A mutant whose text is no longer in the code is reported (the code moved on), not run.
 
@@ -37,6 +37,13 @@ MAIN, LEADERSHIP, PLACEMENT = f"{OPERATOR}/__main__.py", f"{OPERATOR}/leadership
 UNIT = ("tests/operator/test_manifests.py", "tests/operator/test_status.py", "tests/operator/test_backoff.py")
 OPERATOR_TESTS = "tests/operator/test_operator.py"
 PROVISION_TESTS = "tests/operator/test_provision.py"
+# The write path (issue 27).
+DOMAIN = "service/engram/domain"
+RELATIONS, SUBJECTS, CLAIMS = f"{DOMAIN}/relations.py", f"{DOMAIN}/subjects.py", f"{DOMAIN}/claims.py"
+STORING, FUSION, DECISIONS = f"{DOMAIN}/storing.py", f"{DOMAIN}/fusion.py", f"{DOMAIN}/decisions.py"
+DEDUP = "service/engram/services/dedup.py"
+WRITE_UNIT = ("tests/unit/test_relations.py", "tests/unit/test_utterance.py", "tests/unit/test_rule_judge.py")
+STORIES = "tests/integration/test_write_stories.py"
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -535,6 +542,105 @@ MUTANTS = [
         "database_ca=ca,",
         "database_ca=None,",
         (OPERATOR_TESTS, "-k", "tls_instance"),
+    ),
+    # the write path: what is stored is what was said, nothing true retired, the agent settles
+    Mutant(
+        "a plan retires what is true today",
+        RELATIONS,
+        "    if new.future != old.future:  # a plan and a fact of today are two facts",
+        "    if False:",
+        WRITE_UNIT,
+    ),
+    Mutant(
+        "a plan beside a plan is a change",
+        RELATIONS,
+        "    topic_change = topic_change and not new.future",
+        "    topic_change = topic_change or False",
+        WRITE_UNIT,
+    ),
+    Mutant(
+        "an uncle is a mother's brother",
+        SUBJECTS,
+        "    if _terms_differ(a.terms, b.terms):",
+        "    if False:",
+        WRITE_UNIT,
+    ),
+    Mutant(
+        "two named people are one",
+        SUBJECTS,
+        "        if a.name != b.name:\n            return Sameness.different",
+        "        pass",
+        WRITE_UNIT,
+    ),
+    Mutant(
+        "a long chat message is a fact to retire by",
+        CLAIMS,
+        "    return s.sentences <= 2 and size <= 30",
+        "    return True",
+        (*WRITE_UNIT, STORIES),
+    ),
+    Mutant(
+        "the first person is stored as said",
+        STORING,
+        "    content = in_third_person(resolved.text)",
+        "    content = resolved.text",
+        WRITE_UNIT,
+    ),
+    Mutant(
+        "a date by its name sets no occurred_at",
+        STORING,
+        "    day = resolved.day or absolute_day(item.content, said)",
+        "    day = resolved.day",
+        (STORIES,),
+    ),
+    Mutant(
+        "an older memory outranks the newer one",
+        FUSION,
+        "        standing = round(min(1.0, ceiling / plain), 6) if plain > 0 else 1.0",
+        "        standing = 1.0",
+        ("tests/unit/test_fusion.py",),
+    ),
+    Mutant(
+        "context outranks evidence",
+        FUSION,
+        'update={"standing": round(min(h.standing, ceiling / plain), 6) if plain else h.standing}',
+        'update={"standing": h.standing}',
+        ("tests/unit/test_fusion.py",),
+    ),
+    Mutant(
+        "another person's memory is a candidate",
+        DECISIONS,
+        "memory.id in seen or looked.someone_else:",
+        "memory.id in seen:",
+        ("tests/unit/test_dedup_plan.py",),
+    ),
+    Mutant(
+        "a retired memory is a candidate",
+        DECISIONS,
+        "            if memory.status != Status.active:\n                continue",
+        "            pass",
+        ("tests/unit/test_dedup_plan.py",),
+    ),
+    Mutant(
+        "candidates unordered",
+        DECISIONS,
+        "        ranked = sorted(seen.values(), key=lambda c: (not c.marked, -c.similarity))",
+        "        ranked = list(seen.values())",
+        ("tests/unit/test_dedup_plan.py",),
+    ),
+    Mutant(
+        "replaces ignored beside a judged change",
+        DEDUP,
+        "by_caller=True) for m in named.values()]",
+        "by_caller=True) for m in ()]",
+        (STORIES,),
+    ),
+    Mutant(
+        "replaces ignored",
+        DEDUP,
+        "by_caller=True) for m in replaces)",
+        "by_caller=True) for m in ())",
+        (STORIES,),
     ),
 ]
 

@@ -99,17 +99,15 @@ def first_person_only(before: str, after: str) -> bool:
             elif word.startswith("我") and word not in ("我们", "我俩", "我国", "我们俩"):
                 own_words.add(at)
             at += len(word)
-    said, stored = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        old, new = before[i1:i2], after[j1:j2]
-        if op != "equal":
-            old_cjk = [(i1 + k, ch) for k, ch in enumerate(old) if _CJK_RUN.match(ch)]
-            new_cjk = "".join(ch for ch in new if _CJK_RUN.match(ch))
-            if old_cjk or new_cjk:
-                each = all(ch == "我" and i in own_words for i, ch in old_cjk)
-                if not (each and re.fullmatch(f"(?:用户的?){{{len(old_cjk)}}}", new_cjk)):
-                    return False
-                old, new = re.sub("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", "§", old), re.sub("用户的?", "§", new)
-        said.append(old)
-        stored.append(new)
-    return _canon("".join(stored)) == _canon("".join(said))
+    # The Chinese and the rest are compared apart: a diff of the whole text may pair 我 with the
+    # "user" of an English "the user" beside it and see a word changed where none was.
+    cjk = [(i, ch) for i, ch in enumerate(before) if _CJK_RUN.match(ch)]
+    said_cjk, stored_cjk = "".join(ch for _, ch in cjk), "".join(_CJK_RUN.findall(after))
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, said_cjk, stored_cjk, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        old = cjk[i1:i2]
+        each = bool(old) and all(ch == "我" and i in own_words for i, ch in old)
+        if not (each and re.fullmatch(f"(?:用户的?){{{len(old)}}}", stored_cjk[j1:j2])):
+            return False
+    return _canon(_CJK_RUN.sub("§", after)) == _canon(_CJK_RUN.sub("§", before))

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from engram.domain.decisions import Insert, Target, Touch
+from engram.domain.decisions import Insert, Looked, Target, Touch, with_candidates
 from engram.domain.dedup import Thresholds
 from engram.domain.judgement import MergeVerdict, Relation
-from engram.domain.models import Kind, Memory
+from engram.domain.models import Kind, Memory, WriteResult
 from engram.judge.rules import RuleJudge
 from engram.services.dedup import plan
 from engram.store.memories import MemoryRow
@@ -99,3 +99,18 @@ def test_a_target_is_a_memory_or_a_row_of_the_batch_never_both_or_neither():
         Target()
     with pytest.raises(ValueError):
         Target(memory=stored("x"), batch_index=0)
+
+
+def test_candidates_are_the_active_memories_of_this_user_marked_first_then_closest():
+    new, mine, close, sisters, retired = (stored(t) for t in ("a", "b", "c", "d", "e"))
+    gone = retired.model_copy(update={"status": "superseded"})
+    looked = (
+        Looked(Target(memory=mine), 0.55, Relation.may_update),
+        Looked(Target(memory=close), 0.80, Relation.different),
+        Looked(Target(memory=sisters), 0.95, Relation.different, someone_else=True),
+        Looked(Target(memory=retired), 0.90, Relation.conflict),
+    )
+    result = WriteResult(outcome="created", memory=new)
+    now = {m.id: m for m in (new, mine, close, sisters)} | {retired.id: gone}
+    [out] = with_candidates([result], [Insert(looked=looked)], [{mine.id}], lambda t: t.memory, now)
+    assert [(c.id, c.marked) for c in out.candidates] == [(mine.id, True), (close.id, False)]

@@ -214,9 +214,11 @@ def test_an_older_memory_ranks_below_every_newer_one_that_may_replace_it(channel
     factors = {m: (t, layer) for m, (_, _, t, layer) in zip(chain, channels, strict=True)}
     fused = [h.model_copy(update={"time": factors[h.id][0], "layer": factors[h.id][1]}) for h in fused]
     fused = [h.model_copy(update={"score": score_of(h)}) for h in fused]
-    ranked = {h.id: h for h in below_newer(fused, dict(itertools.pairwise(chain)), W)}
+    order = below_newer(fused, dict(itertools.pairwise(chain)), W)
+    ranked, position = {h.id: h for h in order}, {h.id: i for i, h in enumerate(order)}
     for older, newer in itertools.pairwise(chain):
-        if ranked[older].score > 0:
+        assert position[older] > position[newer] and ranked[older].score <= ranked[newer].score
+        if ranked[older].score > 1e-4:  # above the rounding's resolution, strictly lower
             assert ranked[older].score < ranked[newer].score
         assert ranked[older].newer == newer
     for h in ranked.values():

@@ -61,6 +61,12 @@ SAME, SUPPLEMENT, CONFLICT, DIFFERENT = Relation.same, Relation.supplement, Rela
         ("用户住在杭州西湖附近", "用户正在攒钱买房", DIFFERENT),
         ("I live in Hangzhou", "I'm saving up to buy a house", DIFFERENT),
         ("I live in Hangzhou", "I want to move to Shanghai", DIFFERENT),
+        ("用户正在攒钱买房", "用户下个月要搬到深圳", DIFFERENT),  # two plans
+        ("我叔叔住在北京", "我舅舅住在上海", DIFFERENT),  # two uncles
+        ("My older sister lives in Boston", "My younger sister lives in Denver", DIFFERENT),
+        ("我哥哥在银行上班", "我弟弟在学校上班", DIFFERENT),
+        ("The user is saving money to buy an apartment", "The user's apartment is on the twelfth floor", DIFFERENT),
+        ("The user goes swimming every Saturday", "The user broke their left arm skiing last winter", DIFFERENT),
     ],
 )
 def test_relations(existing, new, relation):

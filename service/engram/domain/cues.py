@@ -87,7 +87,8 @@ NEGATION_ZH = re.compile("不|没|别|讨厌|戒")
 CHANGE = re.compile(
     r"\b(?:switched|switch|switching|changed|change|now prefer|no longer|not anymore|any ?more|no more|instead|"
     r"moved|relocated|from now on|stop|stopped|quit|gave up|given up|gone|these days|nowadays|sold|split up|"
-    r"broke up|left|replaced|upgraded|graduated|finished|started|began|now)\b|换成|换了|改成|改喝|改吃|改用|改去|"
+    r"broke up|left(?![- ](?:arm|leg|hand|handed|foot|eye|ear|knee|side|shoulder|wrist|hip|ankle|elbow|turn))|"
+    r"replaced|upgraded|graduated|finished|started|began|now)\b|换成|换了|改成|改喝|改吃|改用|改去|"
     r"不再|现在改|搬到|搬去|搬家|从今天起|以后|戒了|戒掉|分手|离职|辞职|跳槽|卖了|毕业|开始|转到|现在|已经|不.{1,4}了",
     re.I,
 )
@@ -151,7 +152,8 @@ FUTURE = re.compile(
     r"\b(?:will|going to|gonna|plan(?:ning)? to|intend(?:ing)? to|about to|thinking (?:of|about)|"
     r"(?:is|am|are) (?:moving|relocating|switching|changing|starting|quitting)|next (?:week|month|year)|"
     r"maybe|perhaps|might|considering|not sure|haven't decided|undecided|"
-    r"sav(?:e|es|ing) (?:up )?(?:for|to)|wants? to|wanting to|hop(?:e|es|ing) to|would like to|dream(?:s|ing)? of)\b"
+    r"sav(?:e|es|ing) (?:up |money )?(?:for|to)|wants? to|wanting to|hop(?:e|es|ing) to|would like to|"
+    r"dream(?:s|ing)? of)\b"
     r"|打算|准备|计划|将要|即将|想要|要搬|下个?月|下周|明年|以后会|可能|也许|或许|考虑|还没想好|不确定|还没定"
     r"|攒钱|存钱|希望|梦想|想买|想搬|想换|想去|想学",
     re.I,

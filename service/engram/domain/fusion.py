@@ -257,7 +257,8 @@ def below_newer(fused: list[FusedHit], newer_of: dict[UUID, UUID], weights: Weig
         older = older.model_copy(update={"standing": standing, "newer": newer.id})
         older.score = min(score_of(older), ceiling)
         by_id[old] = older
-    return best_first(by_id.values())
+    # Scores are rounded to 6 places: where two tie, the order still says which is newer.
+    return ordered_below_newer(best_first(by_id.values()), chains)
 
 
 def ordered_below_newer(hits: list[FusedHit], newer_of: dict[UUID, UUID]) -> list[FusedHit]:

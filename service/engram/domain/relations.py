@@ -97,7 +97,7 @@ def relate_claims(new: Claim, old: Claim) -> MergeVerdict:
     if person == Sameness.different and _called_by_name(new, old):
         person = Sameness.same  # "旺财上个月走了" of the corgi called 旺财
     if person == Sameness.different:
-        return _verdict(Relation.different, f"about {new.subject.key}, not {old.subject.key}")
+        return _verdict(Relation.different, f"about {new.subject.said}, not {old.subject.said}")
     if new.dates and old.dates and new.dates != old.dates:
         return _verdict(Relation.different, "it happened at another time")
     if _in_the_past(new) and not _in_the_past(old) and new.content != old.content:
@@ -144,6 +144,7 @@ def _relate_one_person(new: Claim, old: Claim) -> MergeVerdict:
     announced = new.strong_change or bool(shared_topics & new.topic_changes) or _says(ACQUIRE, new)
     kept = _says(STILL, new) and bool(_things(new.content & old.content))  # "换了个两室一厅，还在南山"
     topic_change = announced and shared_topics and not _states_new(old, new) and not _additive(new) and not kept
+    topic_change = topic_change and not new.future  # a plan beside a plan: "saving to buy", "moving next month"
     topics = ", ".join(sorted(shared_topics))
     if topic_change and any(one_at_a_time(t) for t in shared_topics):
         return _verdict(Relation.conflict, f"a change of {topics}")

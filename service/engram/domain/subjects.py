@@ -77,6 +77,12 @@ class Subject:
         return "/".join(self.path) + (f":{self.name}" if self.name else "")
 
     @property
+    def said(self) -> str:
+        """The key, with the words the relations were said in when they tell two people apart
+        ("user/uncle (舅舅)")."""
+        return self.key + (f" ({' '.join(self.terms)})" if self.terms else "")
+
+    @property
     def is_user(self) -> bool:
         return self.path == (USER,) and self.name is None
 
