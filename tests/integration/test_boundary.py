@@ -69,6 +69,20 @@ async def test_a_batch_error_names_the_item(api):
     assert (error["index"], error["field"]) == (1, "items[1].content")
 
 
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200b\u200c\u200d", " \x01\x02 ", "\ufeff", "\u2060\u00ad"])
+async def test_content_of_only_invisible_characters_is_refused_and_touches_nothing(api, invisible):
+    stored = (await api.post("/memories", json={"content": "The user likes green tea"})).json()["memory"]
+    assert error_of(await api.post("/memories", json={"content": invisible}), 422)["field"] == "content"
+    batch = error_of(
+        await api.post("/memories/batch", json={"items": [{"content": "ok"}, {"content": invisible}]}), 422
+    )
+    assert batch["field"] == "items[1].content"
+    edit = await api.patch(f"/memories/{stored['id']}", json={"content": invisible})
+    assert error_of(edit, 422)["field"] == "content"
+    [only] = (await api.get("/memories")).json()["items"]
+    assert (only["content"], only["mentions"]) == ("The user likes green tea", 1)
+
+
 async def test_query_and_path_values_are_checked_too(api):
     assert error_of(await api.get("/memories", params={"session_id": "a\x00b"}), 422)["field"] == "session_id"
     assert error_of(await api.post("/search", json={"query": "tea\u0000"}), 422)["field"] == "query"

@@ -118,6 +118,8 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
         assert bad_id.is_error
         empty = await client.call_tool("write_memory", {"content": "   "})
         assert empty.is_error and "content is empty" in empty.content[0].text
+        invisible = await client.call_tool("write_memory", {"content": "\u200b\u200d"})
+        assert invisible.is_error and "invisible" in invisible.content[0].text
         session = await client.call_tool("write_memory", {"content": "tired", "layer": "session"})
         assert session.is_error and "session_id" in session.content[0].text
         batch = await client.call_tool("write_memories", {"items": [{"content": "a"}, {"content": "b"}]})

@@ -1,5 +1,8 @@
 """REST against the real service (uvicorn on a port) and the real database."""
 
+import base64
+import uuid
+
 import httpx
 import pytest
 
@@ -73,6 +76,10 @@ async def test_patch_updates_and_reembeds(api):
     assert hits[0]["memory"]["id"] == memory["id"]
 
 
+def made_up_cursor(created: str) -> str:
+    return base64.urlsafe_b64encode(f"{created}|{uuid.UUID(int=0)}".encode()).decode()
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [
@@ -86,6 +93,8 @@ async def test_patch_updates_and_reembeds(api):
         ("post", "/search", {"query": "x", "top_k": 0}),
         ("get", "/memories/not-a-uuid", None),
         ("get", "/memories?cursor=bad", None),
+        ("get", f"/memories?cursor={made_up_cursor('0001-01-01T00:00:00')}", None),  # year 1, no time zone
+        ("get", f"/memories?cursor={made_up_cursor('9999-12-31T23:59:59-23:00')}", None),  # past any arithmetic
         ("patch", "/memories/00000000-0000-0000-0000-000000000000", {}),
     ],
 )

@@ -1,3 +1,10 @@
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.domain.boundary import _NOT_BLANK, readable
 from engram.domain.text import duplicate_key, guess_language, is_conversation, normalise
 
 
@@ -23,3 +30,20 @@ def test_a_conversation_is_told_from_a_question():
     assert not is_conversation("what did I buy last week")
     assert is_conversation("Bart: I'm performing tonight!\nAssistant: Great!")
     assert is_conversation("I told you about it " * 10)
+
+
+@given(st.text(alphabet=st.characters(exclude_characters="\x00"), max_size=12))
+def test_readable_content_is_what_the_published_pattern_accepts(text):
+    """The write path refuses content of only invisible characters; the schema says the same."""
+    pattern = _NOT_BLANK.keywords["pattern"]
+    assert readable(text) == (re.fullmatch(pattern, text) is not None)
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u200c\u200d", " \x01\x02 ", "\ufeff", "\u2060\u00ad", "\t\n"])
+def test_invisible_text_is_not_readable(text):
+    assert not readable(text)
+
+
+@pytest.mark.parametrize("text", ["a", "👍", "...", "用户喜欢茶", "\u200bok", "3"])
+def test_visible_text_is_readable(text):
+    assert readable(text)

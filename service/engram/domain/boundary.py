@@ -35,6 +35,13 @@ def storable_text(value: str) -> str:
     return value
 
 
+def readable(text: str) -> bool:
+    """Whether the text holds something to read: not only spaces, control characters and
+    zero-width or other invisible format characters (nothing a reader or a search could tell from
+    another such text). The same rule as the published pattern of a memory's content."""
+    return _READABLE.search(text) is not None
+
+
 def _depth(value: Any, limit: int) -> int:
     """How deep a JSON value nests, counted no further than the limit (iterative: any input)."""
     deepest, stack = 0, [(value, 1)]
@@ -112,7 +119,14 @@ class Published:
 _STORABLE = Published(pattern=r"^[^\u0000]*$")
 # ...and more than whitespace, as str.strip() sees it (spelled out: regex dialects disagree on \s).
 _SPACE = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_NOT_BLANK = Published(pattern=rf"^[^\u0000]*[^\u0000{_SPACE}][^\u0000]*$")
+# ...and not only control or invisible format characters (zero-width space, joiners, BOM, bidi
+# marks, the soft hyphen) either.
+_INVISIBLE = (
+    _SPACE + r"\u0001-\u0008\u000e-\u001b\u007f-\u0084\u0086-\u009f\u00ad\u061c\u180e\u200b-\u200f"
+    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+)
+_READABLE = re.compile(rf"[^\u0000{_INVISIBLE}]")
+_NOT_BLANK = Published(pattern=rf"^[^\u0000]*[^\u0000{_INVISIBLE}][^\u0000]*$")
 # A year from 0002 to 9998, as bounded_instant requires.
 _BOUNDED = Published(
     pattern="^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",

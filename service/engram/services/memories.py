@@ -10,6 +10,7 @@ from uuid import UUID
 
 import asyncpg
 
+from engram.domain.boundary import bounded_instant
 from engram.domain.models import (
     Event,
     HistoryEvent,
@@ -266,6 +267,7 @@ def _encode_cursor(memory: Memory) -> str:
 def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
     try:
         created, memory_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
-        return datetime.fromisoformat(created), UUID(memory_id)
+        # a made-up cursor may hold a year no arithmetic survives, or no time zone
+        return bounded_instant(datetime.fromisoformat(created)), UUID(memory_id)
     except (ValueError, UnicodeDecodeError):
         raise InvalidInput("invalid cursor: pass back the next_cursor of a previous page", field="cursor") from None

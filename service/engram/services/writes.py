@@ -17,6 +17,7 @@ from uuid import UUID
 import asyncpg
 import numpy as np
 
+from engram.domain.boundary import readable
 from engram.domain.claims import read_claim
 from engram.domain.decisions import Decision, Insert, Merge, Target, Touch, with_candidates
 from engram.domain.dedup import Thresholds
@@ -447,6 +448,10 @@ class WriteService:
         content = content.strip()
         if not content:
             raise InvalidInput(f"{field} is empty", field=field, index=index)
+        if not readable(content):
+            raise InvalidInput(
+                f"{field} holds only invisible characters (spaces, control or zero-width)", field=field, index=index
+            )
         if len(content) > self._max_chars:
             raise InvalidInput(
                 f"{field} has {len(content)} characters, the limit is {self._max_chars}: "
