@@ -30,6 +30,7 @@ from engram.services.search import SearchService
 from engram.services.sums import LanguageSums
 from engram.services.tenants import TenantService
 from engram.services.transfer import TransferService
+from engram.services.users import UserService
 from engram.services.writes import WriteService
 from engram.settings import Settings
 from engram.store import control
@@ -64,6 +65,7 @@ class Engram:
     consolidation: ConsolidationService
     reindex: ReindexService
     transfer: TransferService
+    users: UserService
     access: AccessLog
 
     async def close(self) -> None:
@@ -189,6 +191,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
         reindex=ReindexService(pool, embedders),
         transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
+        users=UserService(pool, tenants),
         access=access,
     )
 

@@ -93,7 +93,7 @@ async def test_slot_mates_are_read_newest_first_from_their_index(engram, tenant,
         await conn.execute(f"ANALYZE {ctx.schema}.memories")
     content = "The user drinks green tea every morning"
     vector = await engram.embedders.default.embed_query(content)
-    derived = derived_columns(content, Kind.fact, "long_term", None, vector, engram.embedders.default.model_id)
+    derived = derived_columns(content, Kind.fact, "long_term", None, vector, engram.embedders.default.model_id, None)
     row = MemoryRow(
         content=content, kind="fact", type="preference", layer="long_term", source=None, external_id=None,
         importance=0.5, occurred_at=None, session_id=None, task_id=None, tags=[], metadata={},

@@ -40,7 +40,7 @@ FILTER = set(MemoryFilter.model_fields)
 # form) is listed apart, per face, below.
 OPERATIONS: dict[str, set[str]] = {
     "write": set(NewMemory.model_fields),
-    "update": set(MemoryPatch.model_fields) | {"memory_id"},
+    "update": set(MemoryPatch.model_fields) | {"memory_id", "user_id"},  # acting for a user
     "search": (set(SearchRequest.model_fields) - {"filter"}) | FILTER,
     "list": FILTER | {"limit", "cursor"},
     "remember": set(Turn.model_fields),
@@ -144,6 +144,9 @@ EVERY_FILTER = {
     "occurred_after": datetime(2026, 1, 1, tzinfo=UTC),
     "occurred_before": datetime(2026, 2, 1, tzinfo=UTC),
     "current_only": True,
+    "user_id": "alice",
+    "own_only": True,
+    "agent_id": "support-bot",
 }
 
 

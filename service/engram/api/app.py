@@ -9,29 +9,36 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from starlette.routing import Match, Mount, get_route_path
-from starlette.types import Scope
+from starlette.types import ASGIApp, Scope
 
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
-from engram.api.routes import docs, health, lifecycle, memories, oauth, observability, transfer, ui
+from engram.api.routes import docs, health, lifecycle, memories, oauth, observability, transfer, ui, users
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
 from engram.runtime import Engram, exempt_startup_objects, open_engram
 from engram.settings import Settings
 
-# The MCP transports' paths under /t/{tenant} (as engram.mcp.http.TransportRouter dispatches them).
-_TRANSPORT_PATH = re.compile(r"/t/[^/]+/(?:(?:mcp|sse)/*|messages(?:/.*)?)")
+# The MCP transports' paths (as engram.mcp.http.TransportRouter dispatches them), under
+# /t/{tenant} and, for one end user, under /t/{tenant}/u/{user}.
+_TRANSPORTS = r"/(?:(?:mcp|sse)/*|messages(?:/.*)?)"
+_TENANT_TRANSPORT = re.compile(r"/t/[^/]+" + _TRANSPORTS)
+_USER_TRANSPORT = re.compile(r"/t/[^/]+/u/[^/]+" + _TRANSPORTS)
 
 
 class TransportMount(Mount):
-    """The MCP transports mounted under /t/{tenant}, matching their own paths only: any other path
+    """The MCP transports mounted under a prefix, matching their own paths only: any other path
     there stays the REST API's, so a method a route lacks is a 405 with Allow and an unknown path a
     404, both in the error model (a mount matching everything would answer 404 to both)."""
 
+    def __init__(self, path: str, app: ASGIApp, paths: re.Pattern[str]) -> None:
+        super().__init__(path, app=app)
+        self._paths = paths
+
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] == "http" and not _TRANSPORT_PATH.fullmatch(get_route_path(scope)):
+        if scope["type"] == "http" and not self._paths.fullmatch(get_route_path(scope)):
             return Match.NONE, {}
         return super().matches(scope)
 
@@ -77,7 +84,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         title="engram",
         version=__version__,
         description="Long-term memory for LLM agents. MCP at /t/{tenant}/mcp (streamable HTTP) "
-        "and /t/{tenant}/sse; REST below. Authenticate with 'Authorization: Bearer <tenant API key>'.",
+        "and /t/{tenant}/sse, and for one end user at /t/{tenant}/u/{user}/mcp; REST below. "
+        "Authenticate with 'Authorization: Bearer <tenant API key>' (or a key bound to one user).",
         lifespan=lifespan,
         docs_url=None,  # served below, with local assets
         redoc_url=None,
@@ -92,10 +100,12 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     app.include_router(memories.router)
     app.include_router(lifecycle.router)
     app.include_router(transfer.router)
+    app.include_router(users.router)
     app.include_router(ui.router)
     app.include_router(docs.router)
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     app.mount("/ui/assets", ui.assets(), name="ui-assets")
     # Registered last, after the REST routes it shares /t/{tenant} with.
-    app.router.routes.append(TransportMount("/t/{tenant}", app=mcp_app))
+    app.router.routes.append(TransportMount("/t/{tenant}/u/{user}", mcp_app, _USER_TRANSPORT))
+    app.router.routes.append(TransportMount("/t/{tenant}", mcp_app, _TENANT_TRANSPORT))
     return app

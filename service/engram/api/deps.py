@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from engram.domain.boundary import UserId
 from engram.domain.tenancy import TenantContext
 from engram.errors import InvalidInput
 from engram.runtime import Engram
@@ -28,6 +29,17 @@ async def authenticated_tenant(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> TenantContext:
     return await engram.tenants.authenticate(tenant, credentials.credentials if credentials else None)
+
+
+async def acting_tenant(
+    ctx: Annotated[TenantContext, Depends(authenticated_tenant)],
+    user_id: Annotated[
+        UserId | None,
+        Query(description="act for this end user of the tenant: their memories and the tenant's shared ones"),
+    ] = None,
+) -> TenantContext:
+    """The tenant, acting for the user the request names (a key bound to a user acts for that one)."""
+    return ctx.pinned_to(user_id)
 
 
 def declared_query(route: APIRoute) -> frozenset[str]:
@@ -56,3 +68,4 @@ async def known_query(request: Request) -> None:
 
 EngramDep = Annotated[Engram, Depends(get_engram)]
 TenantDep = Annotated[TenantContext, Depends(authenticated_tenant)]
+ActingDep = Annotated[TenantContext, Depends(acting_tenant)]

@@ -14,6 +14,8 @@ import asyncpg
 import typer
 from pydantic import ValidationError
 
+from engram.domain.boundary import valid_user_id
+from engram.domain.tenancy import TenantContext
 from engram.errors import EngramError, invalid_input
 from engram.runtime import Engram, database_url, engram_session
 from engram.settings import Settings
@@ -21,12 +23,25 @@ from engram.settings import Settings
 app = typer.Typer(help="engram: long-term memory for LLM agents", no_args_is_help=True, add_completion=False)
 tenant_app = typer.Typer(help="create, list and re-key tenants", no_args_is_help=True)
 db_app = typer.Typer(help="the embedded PostgreSQL used when ENGRAM_DATABASE_URL is unset", no_args_is_help=True)
+users_app = typer.Typer(help="the end users of a tenant: list them, give them keys", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
+app.add_typer(users_app, name="users")
 app.add_typer(db_app, name="db")
 
 DEFAULT_TENANT = "default"
 T = TypeVar("T")
 TenantOpt = Annotated[str, typer.Option("--tenant", "-t", help="tenant name")]
+UserOpt = Annotated[
+    str | None,
+    typer.Option("--user-id", "-u", help="act for this end user: their memories and the tenant's shared ones"),
+]
+OwnOpt = Annotated[bool, typer.Option("--own-only", help="with --user-id: that user's memories only")]
+
+
+async def acting(engram: Engram, tenant: str, user_id: str | None) -> TenantContext:
+    """The tenant, acting for the user named (checked as REST checks it)."""
+    context = await engram.tenants.resolve(tenant)
+    return context.pinned_to(valid_user_id(user_id) if user_id is not None else None)
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -12,7 +12,10 @@ from uuid import UUID
 import typer
 
 from engram.cli.common import (
+    OwnOpt,
     TenantOpt,
+    UserOpt,
+    acting,
     app,
     command,
     fail,
@@ -43,6 +46,9 @@ PinnedOpt = Annotated[bool | None, typer.Option("--pinned/--unpinned", help="onl
 ContainsOpt = Annotated[str | None, typer.Option(help="only memories whose content holds this text (any case)")]
 CurrentOpt = Annotated[bool, typer.Option("--current-only", help="leave out memories a newer one may have replaced")]
 TimeOpt = Annotated[datetime | None, typer.Option(help="ISO 8601")]
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent-id", help="the agent that wrote it (a filter: only its memories)")
+]
 MemoryIdArg = Annotated[str, typer.Argument(help="the memory's id")]
 ReplacesOpt = Annotated[
     list[str] | None,
@@ -59,6 +65,7 @@ FILTER_SPELLING = {**SINGULAR, "session": "session_id", "task": "task_id"}
 def write(
     content: str,
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     kind: Annotated[Kind, typer.Option(help="fact (deduplicated) or turn (a transcript line)")] = Kind.fact,
     type: Annotated[MemoryType, typer.Option()] = MemoryType.fact,
     layer: Annotated[Layer, typer.Option()] = Layer.long_term,
@@ -73,6 +80,7 @@ def write(
     metadata: Annotated[str | None, typer.Option(help="free-form JSON object")] = None,
     now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
     replaces: ReplacesOpt = None,
+    agent_id: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store one memory: what happened to it (created, duplicate, merged, superseded...), and the
@@ -93,10 +101,12 @@ def write(
         metadata=_json_object(metadata, "--metadata"),
         now=now,
         replaces=[_memory_id(r, "--replaces") for r in replaces or []],
+        user_id=user_id,
+        agent_id=agent_id,
     )
 
     async def run(engram: Engram) -> Any:
-        return await engram.writes.write(await engram.tenants.resolve(tenant), item, actor="cli")
+        return await engram.writes.write(await acting(engram, tenant, user_id), item, actor="cli")
 
     show(with_engram(Settings(), run), as_json)
 
@@ -106,6 +116,7 @@ def write(
 def search(
     query: str,
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, help="default: the configured top_k")] = None,
     now: Annotated[
         datetime | None, typer.Option(help="the time 'last week' counts from (ISO 8601; default: now)")
@@ -118,6 +129,8 @@ def search(
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
     current_only: CurrentOpt = False,
+    own_only: OwnOpt = False,
+    agent_id: AgentOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -137,7 +150,7 @@ def search(
     )
 
     async def run(engram: Engram) -> Any:
-        return await engram.search.search(await engram.tenants.resolve(tenant), request)
+        return await engram.search.search(await acting(engram, tenant, user_id), request)
 
     show(with_engram(Settings(), run), as_json or explain)
 
@@ -146,6 +159,7 @@ def search(
 @command
 def list_(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     type: TypeOpt = None,
     kind: KindOpt = None,
     layer: LayerOpt = None,
@@ -154,6 +168,8 @@ def list_(
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
     current_only: CurrentOpt = False,
+    own_only: OwnOpt = False,
+    agent_id: AgentOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -168,7 +184,7 @@ def list_(
     f = MemoryFilter.named(locals(), FILTER_SPELLING)
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.list(await engram.tenants.resolve(tenant), f, limit, cursor)
+        return await engram.memories.list(await acting(engram, tenant, user_id), f, limit, cursor)
 
     show(with_engram(Settings(), run), as_json)
 
@@ -177,6 +193,7 @@ def list_(
 @command
 def timeline(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     bucket: Annotated[TimeBucket, typer.Option(help="auto: days, weeks, months or years, by the span")] = (
         TimeBucket.auto
     ),
@@ -188,6 +205,8 @@ def timeline(
     pinned: PinnedOpt = None,
     contains: ContainsOpt = None,
     current_only: CurrentOpt = False,
+    own_only: OwnOpt = False,
+    agent_id: AgentOpt = None,
     session: SessionOpt = None,
     task: TaskOpt = None,
     created_after: TimeOpt = None,
@@ -200,30 +219,33 @@ def timeline(
     f = MemoryFilter.named(locals(), FILTER_SPELLING)
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.timeline(await engram.tenants.resolve(tenant), f, bucket)
+        return await engram.memories.timeline(await acting(engram, tenant, user_id), f, bucket)
 
     show(with_engram(Settings(), run), as_json)
 
 
 @app.command()
 @command
-def get(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+def get(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
     """One memory, whatever its status, with every field."""
-    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.get(ctx, memory)), as_json)
+    show(_on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.get(ctx, memory)), as_json)
 
 
 @app.command()
 @command
-def history(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+def history(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
     """Everything that happened to a memory: written, merged, superseded, forgotten, restored..."""
-    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.history(ctx, memory)), as_json)
+    show(_on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.history(ctx, memory)), as_json)
 
 
 @app.command()
 @command
-def restore(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False) -> None:
+def restore(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
     """Bring a forgotten memory back."""
-    show(_on_memory(tenant, memory_id, lambda e, ctx, memory: e.memories.restore(ctx, memory, actor="cli")), as_json)
+    show(
+        _on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.restore(ctx, memory, actor="cli")),
+        as_json,
+    )
 
 
 @app.command()
@@ -231,6 +253,7 @@ def restore(memory_id: MemoryIdArg, tenant: TenantOpt, as_json: JsonOpt = False)
 def purge(
     memory_id: MemoryIdArg,
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="do not ask (it cannot be undone)")] = False,
 ) -> None:
     """Delete a forgotten memory for good; its content is erased from the history too."""
@@ -239,7 +262,7 @@ def purge(
         raise fail("not purged", 1)
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.purge(await engram.tenants.resolve(tenant), parsed, actor="cli")
+        return await engram.memories.purge(await acting(engram, tenant, user_id), parsed, actor="cli")
 
     with_engram(Settings(), run)
     typer.echo(f"purged {parsed}")
@@ -250,6 +273,7 @@ def purge(
 def update(
     memory_id: MemoryIdArg,
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     content: Annotated[str | None, typer.Option(help="new content (embedded again)")] = None,
     type: Annotated[MemoryType | None, typer.Option()] = None,
     importance: Annotated[float | None, typer.Option(min=0, max=1)] = None,
@@ -275,7 +299,7 @@ def update(
     patch = MemoryPatch.model_validate(changes)
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.update(await engram.tenants.resolve(tenant), parsed, patch, actor="cli")
+        return await engram.memories.update(await acting(engram, tenant, user_id), parsed, patch, actor="cli")
 
     show(with_engram(Settings(), run), as_json)
 
@@ -284,6 +308,7 @@ def update(
 @command
 def forget(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     memory_id: Annotated[
         str | None, typer.Argument(help="forget this memory; without it, run the forgetting job")
     ] = None,
@@ -295,7 +320,7 @@ def forget(
     parsed = _memory_id(memory_id) if memory_id else None
 
     async def run(engram: Engram) -> Any:
-        ctx = await engram.tenants.resolve(tenant)
+        ctx = await acting(engram, tenant, user_id)
         if parsed is None:
             return await engram.forgetting.run(ctx, dry_run=dry_run)
         return await engram.memories.forget(ctx, parsed, actor="cli", reason=reason)
@@ -308,6 +333,7 @@ def forget(
 def remember(
     user: Annotated[str, typer.Argument(help="what the user said")],
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     assistant: Annotated[str | None, typer.Option(help="the assistant's reply")] = None,
     session_id: Annotated[str | None, typer.Option()] = None,
     task_id: Annotated[str | None, typer.Option()] = None,
@@ -315,6 +341,7 @@ def remember(
     now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
     source: Annotated[str, typer.Option(help="where it came from")] = "cli",
     replaces: ReplacesOpt = None,
+    agent_id: AgentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Let the judge pick what to remember from one conversation turn, and store it."""
@@ -327,10 +354,12 @@ def remember(
         now=now,
         source=source,
         replaces=[_memory_id(r, "--replaces") for r in replaces or []],
+        user_id=user_id,
+        agent_id=agent_id,
     )
 
     async def run(engram: Engram) -> Any:
-        return await engram.ingest.remember(await engram.tenants.resolve(tenant), turn, actor="cli")
+        return await engram.ingest.remember(await acting(engram, tenant, user_id), turn, actor="cli")
 
     show(with_engram(Settings(), run), as_json)
 
@@ -339,13 +368,14 @@ def remember(
 @command
 def consolidate(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     dry_run: Annotated[bool, typer.Option(help="list what would merge, change nothing")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Merge redundant memories and, with an LLM configured, derive higher-level ones."""
 
     async def run(engram: Engram) -> Any:
-        return await engram.consolidation.run(await engram.tenants.resolve(tenant), dry_run=dry_run)
+        return await engram.consolidation.run(await acting(engram, tenant, user_id), dry_run=dry_run)
 
     show(with_engram(Settings(), run), as_json)
 
@@ -354,24 +384,27 @@ def consolidate(
 @command
 def close(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     session_id: Annotated[str | None, typer.Option(help="the session that ended")] = None,
     task_id: Annotated[str | None, typer.Option(help="the task that ended")] = None,
 ) -> None:
     """End a session or task: its short-lived memories are forgotten (restorable)."""
 
     async def run(engram: Engram) -> Any:
-        return await engram.memories.close(await engram.tenants.resolve(tenant), session_id, task_id, actor="cli")
+        return await engram.memories.close(await acting(engram, tenant, user_id), session_id, task_id, actor="cli")
 
     closed = with_engram(Settings(), run)
     show({"closed": [str(m.id) for m in closed]}, True)
 
 
-def _on_memory(tenant: str, memory_id: str, act: Callable[[Engram, TenantContext, UUID], Awaitable[Any]]) -> Any:
+def _on_memory(
+    tenant: str, user_id: str | None, memory_id: str, act: Callable[[Engram, TenantContext, UUID], Awaitable[Any]]
+) -> Any:
     """Run one operation on one memory of a tenant (the id checked before anything starts)."""
     memory = _memory_id(memory_id)
 
     async def run(engram: Engram) -> Any:
-        return await act(engram, await engram.tenants.resolve(tenant), memory)
+        return await act(engram, await acting(engram, tenant, user_id), memory)
 
     return with_engram(Settings(), run)
 

@@ -17,6 +17,7 @@ from engram.cli.common import print_json
 from engram.domain.models import HistoryEvent, Memory, MemoryPage, WriteResult
 from engram.domain.search import SearchResult
 from engram.domain.timeline import Timeline
+from engram.domain.users import UserPage
 
 # Piped into a file or a pager, lines are not cut to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -41,6 +42,10 @@ def show(data: Any, as_json: bool) -> None:
             console.print(f"  replaces {old.id}: {_short(old.content)}", style="dim")
     elif isinstance(data, Memory):
         console.print(memory_card(data))
+    elif isinstance(data, UserPage):
+        console.print(users_table(data) if data.users else "no users")
+        if data.next_cursor:
+            console.print(f"more: --after {data.next_cursor}", style="dim")
     elif isinstance(data, Timeline):
         console.print(timeline_table(data) if data.points else "no memories")
     elif isinstance(data, list) and all(isinstance(e, HistoryEvent) for e in data):
@@ -91,6 +96,15 @@ def memories_table(memories: Iterable[Memory]) -> Table:
     for m in memories:
         status = m.status.value + (" (pinned)" if m.pinned else "")
         table.add_row(_when(m.created_at), _short(m.content), m.type.value, status, ", ".join(m.tags), str(m.id))
+    return table
+
+
+def users_table(page: UserPage) -> Table:
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("user", "active", "superseded", "forgotten", "last written"):
+        table.add_column(column, no_wrap=True, justify="left" if column in ("user", "last written") else "right")
+    for u in page.users:
+        table.add_row(u.user_id, str(u.active), str(u.superseded), str(u.forgotten), _when(u.last_written_at))
     return table
 
 

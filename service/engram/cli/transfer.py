@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.cli.common import TenantOpt, app, command, fail, print_json, with_engram
+from engram.cli.common import TenantOpt, UserOpt, acting, app, command, fail, print_json, with_engram
 from engram.cli.progress import progress
 from engram.domain.transfer import Format
 from engram.runtime import Engram
@@ -21,12 +21,14 @@ from engram.settings import Settings
 @command
 def export(
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="write here instead of standard output")] = None,
 ) -> None:
-    """Every memory of the tenant (active, superseded, forgotten) with its history, as JSON Lines."""
+    """Every memory of the tenant (active, superseded, forgotten) with its history, as JSON Lines;
+    with --user-id, every memory of that user's own."""
 
     async def run(engram: Engram) -> int:
-        ctx = await engram.tenants.resolve(tenant)
+        ctx = await acting(engram, tenant, user_id)
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         count = -2  # the header and the closing line are not memories
         try:
@@ -47,6 +49,7 @@ def export(
 def import_(
     file: Annotated[Path, typer.Argument(help="the file to read, or - for standard input")],
     tenant: TenantOpt,
+    user_id: UserOpt = None,
     format: Annotated[
         Format | None, typer.Option(help="engram, mem0 or mcp-memory (default: told from the file)")
     ] = None,
@@ -68,7 +71,7 @@ def import_(
     with progress("importing") as update:
 
         async def run(engram: Engram) -> Any:
-            ctx = await engram.tenants.resolve(tenant)
+            ctx = await acting(engram, tenant, user_id)
             return await engram.transfer.import_lines(ctx, lines(), format, lambda read: update(read, None))
 
         summary = with_engram(Settings(), run)

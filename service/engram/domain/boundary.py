@@ -10,9 +10,11 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, GetJsonSchemaHandler, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, GetJsonSchemaHandler, Strict, TypeAdapter, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from engram.errors import InvalidInput
 
 # PostgreSQL text cannot hold NUL, and UTF-8 cannot encode a lone surrogate.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -145,4 +147,28 @@ Number = Annotated[float, Strict()]  # an integer is a number too
 # validators, or pydantic could not publish it as a JSON Schema minimum.)
 Count = Annotated[int, Field(ge=1), Strict(), BeforeValidator(integral)]
 Metadata = Annotated[dict[str, Any], AfterValidator(bounded_metadata)]
+# An end user's (or an agent's) id inside a tenant: what applications use (an email, a UUID,
+# "auth0|5f7c", "tg:1234"), and nothing that a URL path (/t/{tenant}/u/{user}/mcp) would split.
+UserId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9._@:+=|~-]+$",
+        description="1-128 letters, digits and . _ @ : + = | ~ -",
+    ),
+]
 Instant = Annotated[datetime, BeforeValidator(iso_instant), AfterValidator(bounded_instant), _BOUNDED]
+
+
+_USER_ID = TypeAdapter(UserId)
+
+
+def valid_user_id(value: str) -> str:
+    """A user id from a URL path, checked as a body's would be."""
+    try:
+        return _USER_ID.validate_python(value)
+    except ValidationError:
+        raise InvalidInput(
+            f"invalid user id {value[:140]!r}: use 1-128 letters, digits and . _ @ : + = | ~ -", field="user_id"
+        ) from None

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.domain.boundary import Instant, Text
+from engram.domain.boundary import Instant, Text, UserId
 from engram.domain.models import Layer, MemoryType
 
 
@@ -18,6 +18,8 @@ class Turn(BaseModel):
 
     user: Text = Field(min_length=1, max_length=20_000, description="what the user said")
     assistant: Text | None = Field(None, max_length=20_000, description="the assistant's reply, for context")
+    user_id: UserId | None = Field(None, description="the end user who said it (none: the tenant's own memories)")
+    agent_id: UserId | None = Field(None, description="the agent that heard it")
     session_id: Text | None = Field(None, max_length=200)
     task_id: Text | None = Field(None, max_length=200)
     occurred_at: Instant | None = None

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.domain.boundary import Content, Flag, Instant, Metadata, Number, Text
+from engram.domain.boundary import Content, Flag, Instant, Metadata, Number, Text, UserId
 
 
 class MemoryType(StrEnum):
@@ -68,6 +68,8 @@ class Memory(BaseModel):
     newer: UUID | None = Field(
         None, description="a newer memory that may have replaced this one: search ranks this one below it"
     )
+    user_id: str | None = Field(None, description="the end user it belongs to; none: the tenant's, shared")
+    agent_id: str | None = Field(None, description="the agent that wrote it")
     session_id: str | None
     task_id: str | None
     tags: list[str]
@@ -104,6 +106,10 @@ class NewMemory(BaseModel):
     source: Text | None = Field(None, max_length=500, description="where it came from")
     external_id: Text | None = Field(None, max_length=200, description="the caller's id, echoed back")
     occurred_at: Instant | None = None
+    user_id: UserId | None = Field(
+        None, description="the end user it belongs to (none: the tenant's own, shared with every user)"
+    )
+    agent_id: UserId | None = Field(None, description="the agent that wrote it, to filter by later")
     session_id: Text | None = Field(None, max_length=200)
     task_id: Text | None = Field(None, max_length=200)
     tags: list[Text] = Field(default_factory=list, max_length=50)
@@ -197,6 +203,11 @@ class MemoryFilter(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    user_id: UserId | None = Field(
+        None, description="this end user's memories and the tenant's shared ones (none: every memory of the tenant)"
+    )
+    own_only: Flag = Field(False, description="with user_id: that user's memories only, not the shared ones")
+    agent_id: UserId | None = Field(None, description="only memories this agent wrote")
     types: list[MemoryType] | None = None
     kinds: list[Kind] | None = Field(None, description="facts, transcript turns, or both (default)")
     layers: list[Layer] | None = None
@@ -215,6 +226,13 @@ class MemoryFilter(BaseModel):
     current_only: Flag = Field(
         False, description="leave out memories a newer one may have replaced (those with `newer`)"
     )
+
+    def owners(self) -> list[str]:
+        """Whose memories it reaches, as stored ('' the tenant's own): its user's and the shared ones
+        (own_only: the user's alone; without a user, own_only means the shared ones alone)."""
+        if self.user_id is None:
+            return [""]
+        return [self.user_id] if self.own_only else [self.user_id, ""]
 
     @classmethod
     def named(cls, arguments: Mapping[str, Any], spelling: Mapping[str, str] | None = None) -> MemoryFilter:

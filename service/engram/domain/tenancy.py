@@ -6,9 +6,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from engram.errors import InvalidInput
+from engram.domain.models import Memory, MemoryFilter
+from engram.errors import Forbidden, InvalidInput
 
 # A Kubernetes object name (DNS-1123 label), so a MemoryTenant's name is a valid tenant name.
 _TENANT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
@@ -39,6 +40,37 @@ class TenantContext:
     schema: str  # quoted identifier, safe to interpolate into SQL
     embedding_model: str
     embedding_dim: int
+    # The end user the request is pinned to (by a key bound to that user, or a per-user MCP URL):
+    # it reaches that user's memories and reads the tenant's shared ones, nothing else.
+    user: str | None = None
+
+    def pinned_to(self, user: str | None) -> TenantContext:
+        """This context acting for ``user`` (a per-user URL, a request's user_id); one pinned to
+        another user refuses (403). None leaves it as it is."""
+        return self if user is None else replace(self, user=self.user_for(user))
+
+    def user_for(self, asked: str | None) -> str | None:
+        """The user an operation acts for: the one it asks for, or the pinned one; a pinned
+        context asking for another user is refused (403)."""
+        if self.user is None or asked in (None, self.user):
+            return asked if self.user is None else self.user
+        raise Forbidden(
+            f"this key or URL acts for user {self.user!r} only; it cannot reach user {asked!r}", field="user_id"
+        )
+
+    def scoped(self, f: MemoryFilter) -> MemoryFilter:
+        """The filter as this context may apply it: its user the pinned one, if any."""
+        user = self.user_for(f.user_id)
+        return f if user == f.user_id else f.model_copy(update={"user_id": user})
+
+    def may_read(self, memory: Memory) -> bool:
+        """Whether this context sees the memory: any, acting for the whole tenant; else the
+        user's own and the tenant's shared ones."""
+        return self.user is None or memory.user_id in (None, self.user)
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether it may change it: a user changes only their own memories."""
+        return self.user is None or memory.user_id == self.user
 
     @classmethod
     def for_tenant(cls, name: str, embedding_model: str, embedding_dim: int) -> TenantContext:

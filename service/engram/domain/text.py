@@ -40,10 +40,13 @@ def is_conversation(query: str) -> bool:
     return "\n" in query.strip() or len(query) > QUESTION_CHARS
 
 
-def duplicate_key(content: str, layer: str, scope: str | None, kind: str = "fact") -> str:
+def duplicate_key(content: str, layer: str, scope: str | None, kind: str = "fact", owner: str | None = None) -> str:
     """Two memories with the same key are exact duplicates (enforced by a unique index). A fact's
     scope is its session or task (short-lived layers); a turn's is always its conversation, so the
-    same line in two conversations is two turns."""
+    same line in two conversations is two turns. Two users' memories are never duplicates (the
+    tenant's own keep the key they always had)."""
     parts = (layer, scope or "", normalise(content))
     raw = "\x1f".join(parts if kind == "fact" else ("turn", *parts))
+    if owner:
+        raw = f"user\x1f{owner}\x1f{raw}"
     return hashlib.sha256(raw.encode()).hexdigest()

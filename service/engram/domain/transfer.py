@@ -152,6 +152,9 @@ def mem0_items(data: dict[str, Any] | list[Any], number: int) -> list[NewMemory]
                 source="mem0",
                 tags=[str(c) for c in categories][:50],
                 metadata={**metadata, "mem0": kept},
+                # mem0's users and agents are engram's: each keeps its own memories
+                user_id=_given(record, "user_id", str) or None,
+                agent_id=_given(record, "agent_id", str) or None,
                 number=number,
             )
         )

@@ -1,4 +1,5 @@
-"""Serving the MCP tools over HTTP under ``/t/{tenant}/``: streamable HTTP at ``mcp``, SSE at ``sse``.
+"""Serving the MCP tools over HTTP under ``/t/{tenant}/``: streamable HTTP at ``mcp``, SSE at ``sse``;
+the same under ``/t/{tenant}/u/{user}/`` for one end user (every call acts for that user).
 
 A pure-ASGI guard checks the tenant's bearer key before any MCP parsing (401/403 as JSON) and
 puts the tenant into the request scope, where the tools read it.
@@ -25,6 +26,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from engram.domain.boundary import valid_user_id
 from engram.domain.tenancy import KEY_HINT, TenantContext
 from engram.errors import EngramError, Forbidden, Misdirected, NotFound, Unauthorized
 from engram.mcp.tools import TENANT_SCOPE_KEY
@@ -62,10 +64,13 @@ class TenantGuard:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        tenant = scope.get("path_params", {}).get("tenant", "")
+        params = scope.get("path_params", {})
+        tenant, user = params.get("tenant", ""), params.get("user")
         token = bearer_token(scope)
         try:
             context = await self._authenticate(tenant, token)
+            if user is not None:  # a per-user URL: every call acts for that user
+                context = context.pinned_to(valid_user_id(user))
         except EngramError as exc:
             await _json_error(send, key_refusal(exc, tenant, token))
             return
@@ -77,7 +82,8 @@ class TenantGuard:
                 token=token,
                 client_id=tenant,
                 scopes=[],
-                subject=hashlib.sha256(token.encode()).hexdigest()[:16],
+                # a session opened for one user's URL is not another's
+                subject=hashlib.sha256(f"{token}\x1f{user or ''}".encode()).hexdigest()[:16],
             )
         )
         await self._app(scope, receive, send)

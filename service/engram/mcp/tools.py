@@ -16,7 +16,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
-from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text
+from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text, UserId
 from engram.domain.judgement import Turn
 from engram.domain.models import (
     BatchWriteResult,
@@ -66,10 +66,21 @@ Reading: call search_memory before answering anything about the user or past wor
 ("last week", "上次", "in May"); a question about a time alone returns that time's memories in order.
 Each hit has a score in [0, 1]; a hit with `newer` may be out of date (current_only=true hides such).
 
+Users: if this connection serves several end users, pass user_id (the user you are talking with)
+on every call: each user's memories stay theirs; the tenant's shared ones are seen by all. On a
+per-user URL (/t/{tenant}/u/{user}/mcp) or with a user's key, leave it out.
+
 Correcting: forget_memory when the user asks you to forget something or a memory is wrong;
 update_memory to fix one (pinned=true keeps it from ever being forgotten by the schedule)."""
 
 MemoryId = Annotated[UUID, Field(description="id of the memory")]
+ForUser = Annotated[
+    UserId | None,
+    Field(
+        description="the end user this call is for (their memories and the tenant's shared ones); "
+        "not needed on a per-user URL (/t/{tenant}/u/{user}/mcp) or with a user's key"
+    ),
+]
 REPLACES = "ids of older memories this makes no longer true (from a result's candidates or a search): superseded by it"
 
 
@@ -129,14 +140,15 @@ def build_mcp(
         name="engram", title="engram memory", version=__version__, instructions=INSTRUCTIONS
     )
 
-    async def tenant_of(ctx: Context) -> TenantContext:
+    async def tenant_of(ctx: Context, user_id: str | None = None) -> TenantContext:
+        """The request's tenant, acting for ``user_id`` if given (refused if pinned to another)."""
         request = ctx.request_context.request
         if request is not None:
             tenant = request.scope.get(TENANT_SCOPE_KEY)
             if isinstance(tenant, TenantContext):
-                return tenant
+                return tenant.pinned_to(user_id)
         if stdio_tenant is not None:
-            return await stdio_tenant()
+            return (await stdio_tenant()).pinned_to(user_id)
         raise ToolError("no authenticated tenant for this request")
 
     def tool(**options: Any) -> Callable[[ToolFn], ToolFn]:
@@ -187,6 +199,8 @@ def build_mcp(
             Instant | None, Field(description="when it was said, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
         replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
+        agent_id: Annotated[UserId | None, Field(description="the agent writing it, to filter by later")] = None,
+        user_id: ForUser = None,
     ) -> WriteResult:
         """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
         Outcomes: created; duplicate or touched (the same fact was already stored: its mention
@@ -211,17 +225,19 @@ def build_mcp(
                 pinned=pinned,
                 now=now,
                 replaces=replaces or [],
+                agent_id=agent_id,
             )
-            return await engram().writes.write(await tenant_of(ctx), item, actor="mcp")
+            return await engram().writes.write(await tenant_of(ctx, user_id), item, actor="mcp")
 
     @tool(title="Write several memories", annotations=writes)
     async def write_memories(
         ctx: Context,
         items: Annotated[list[NewMemory], Field(min_length=1, description="memories, in order")],
+        user_id: ForUser = None,
     ) -> BatchWriteResult:
         """Remember several memories in one transaction; results come back in the same order."""
         with tool_errors("write_memories"):
-            results = await engram().writes.write_batch(await tenant_of(ctx), items, actor="mcp")
+            results = await engram().writes.write_batch(await tenant_of(ctx, user_id), items, actor="mcp")
             return BatchWriteResult(results=results)
 
     @tool(title="Search memories", annotations=read_only)
@@ -254,6 +270,11 @@ def build_mcp(
             Detail, Field(description="brief: id, content, type, date, score; full: every field and channel scores")
         ] = Detail.brief,
         explain: Annotated[Flag, Field(description="also return every channel's candidates")] = False,
+        own_only: Annotated[
+            Flag, Field(description="with a user: that user's memories only, not the tenant's shared ones")
+        ] = False,
+        agent_id: Annotated[UserId | None, Field(description="only memories this agent wrote")] = None,
+        user_id: ForUser = None,
     ) -> Annotated[CallToolResult, BriefResult]:
         """Find the memories that answer a query (meaning + words + exact identifiers, with
         conversation context), best first, each with a score in [0, 1]. Time words are understood:
@@ -263,7 +284,7 @@ def build_mcp(
         with tool_errors("search_memory"):
             f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
             request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
-            result = await engram().search.search(await tenant_of(ctx), request)
+            result = await engram().search.search(await tenant_of(ctx, user_id), request)
             return compact(BriefResult.of(result, detail))
 
     @tool(
@@ -274,22 +295,23 @@ def build_mcp(
         ctx: Context,
         memory_id: MemoryId,
         reason: Annotated[Text | None, Field(max_length=500, description="why, kept in the history")] = None,
+        user_id: ForUser = None,
     ) -> Memory:
         """Forget a memory: it no longer appears in searches. Restorable with restore_memory."""
         with tool_errors("forget_memory"):
-            return await engram().memories.forget(await tenant_of(ctx), memory_id, actor="mcp", reason=reason)
+            return await engram().memories.forget(await tenant_of(ctx, user_id), memory_id, actor="mcp", reason=reason)
 
     @tool(title="Restore a forgotten memory", annotations=restores)
-    async def restore_memory(ctx: Context, memory_id: MemoryId) -> Memory:
+    async def restore_memory(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> Memory:
         """Bring a forgotten memory back."""
         with tool_errors("restore_memory"):
-            return await engram().memories.restore(await tenant_of(ctx), memory_id, actor="mcp")
+            return await engram().memories.restore(await tenant_of(ctx, user_id), memory_id, actor="mcp")
 
     @tool(title="Get a memory", annotations=read_only)
-    async def get_memory(ctx: Context, memory_id: MemoryId) -> Memory:
+    async def get_memory(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> Memory:
         """One memory by id, whatever its status."""
         with tool_errors("get_memory"):
-            return await engram().memories.get(await tenant_of(ctx), memory_id)
+            return await engram().memories.get(await tenant_of(ctx, user_id), memory_id)
 
     @tool(title="List memories", annotations=read_only)
     async def list_memories(
@@ -315,11 +337,16 @@ def build_mcp(
         detail: Annotated[
             Detail, Field(description="brief: id, content, type, date; full: every field")
         ] = Detail.brief,
+        own_only: Annotated[
+            Flag, Field(description="with a user: that user's memories only, not the tenant's shared ones")
+        ] = False,
+        agent_id: Annotated[UserId | None, Field(description="only memories this agent wrote")] = None,
+        user_id: ForUser = None,
     ) -> Annotated[CallToolResult, BriefPage]:
         """Memories newest first, one page at a time (to browse; to answer a question, search)."""
         with tool_errors("list_memories"):
             f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
-            page = await engram().memories.list(await tenant_of(ctx), f, limit, cursor)
+            page = await engram().memories.list(await tenant_of(ctx, user_id), f, limit, cursor)
             return compact(BriefPage.of(page, detail))
 
     @tool(
@@ -338,6 +365,7 @@ def build_mcp(
         tags: list[str] | None = None,
         metadata: Metadata | None = None,
         pinned: Annotated[Flag | None, Field(description="true: never forgotten by the schedule")] = None,
+        user_id: ForUser = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
         with tool_errors("update_memory"):
@@ -353,13 +381,13 @@ def build_mcp(
             if occurred_at is not None:
                 changes["occurred_at"] = None if occurred_at == "unknown" else occurred_at
             patch = MemoryPatch.model_validate(changes)
-            return await engram().memories.update(await tenant_of(ctx), memory_id, patch, actor="mcp")
+            return await engram().memories.update(await tenant_of(ctx, user_id), memory_id, patch, actor="mcp")
 
     @tool(title="History of a memory", annotations=read_only)
-    async def memory_history(ctx: Context, memory_id: MemoryId) -> History:
+    async def memory_history(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> History:
         """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
         with tool_errors("memory_history"):
-            return History(events=await engram().memories.history(await tenant_of(ctx), memory_id))
+            return History(events=await engram().memories.history(await tenant_of(ctx, user_id), memory_id))
 
     @tool(title="Remember from a conversation turn", annotations=writes)
     async def remember(
@@ -373,6 +401,8 @@ def build_mcp(
             Instant | None, Field(description="when the user said it, for 'tomorrow' or '下个月3号' (default: now)")
         ] = None,
         replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
+        agent_id: Annotated[UserId | None, Field(description="the agent that heard it")] = None,
+        user_id: ForUser = None,
     ) -> RememberResult:
         """The default way to remember: give the user's turn and engram keeps what is durable.
         Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
@@ -391,18 +421,22 @@ def build_mcp(
                 now=now,
                 source="mcp",
                 replaces=replaces or [],
+                agent_id=agent_id,
             )
-            return await engram().ingest.remember(await tenant_of(ctx), turn, actor="mcp")
+            return await engram().ingest.remember(await tenant_of(ctx, user_id), turn, actor="mcp")
 
     @tool(title="Close a session or task", annotations=changes_content)
     async def close_scope(
         ctx: Context,
         session_id: Annotated[str | None, Field(description="the session that ended")] = None,
         task_id: Annotated[str | None, Field(description="the task that ended")] = None,
+        user_id: ForUser = None,
     ) -> Closed:
         """Forget the short-lived memories of a finished session or task (restorable)."""
         with tool_errors("close_scope"):
-            return Closed(closed=await engram().memories.close(await tenant_of(ctx), session_id, task_id, actor="mcp"))
+            return Closed(
+                closed=await engram().memories.close(await tenant_of(ctx, user_id), session_id, task_id, actor="mcp")
+            )
 
     @server.resource(
         "engram://memories/{view}",

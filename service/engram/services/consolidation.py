@@ -52,21 +52,36 @@ class ConsolidationService:
         self._thresholds_for = thresholds_for
 
     async def run(self, ctx: TenantContext, dry_run: bool = False) -> ConsolidationReport:
+        """Consolidate the memories of the context's user, else of every owner, each apart: one
+        user's memories are never merged with another's, nor with the tenant's own."""
         async with self._pool.acquire() as conn:
-            rows = await repo.active_with_vectors(conn, ctx.schema, MAX_MEMORIES)
-        memories = [m for m, _ in rows]
-        sims = _similarities(np.stack([v for _, v in rows])) if rows else np.zeros((0, 0))
-        thresholds = self._thresholds_for(ctx.embedding_model)
-        merged = await self._redundant_pairs(memories, sims, thresholds)
-        if not dry_run:  # the report says what was done, not what was planned
-            merged = [pair for pair in merged if await self._merge(ctx, pair)]
-        gone = {p.superseded for p in merged}
-        derived = await self._derive(ctx, memories, sims, thresholds.judge, gone, dry_run)
+            rows = await repo.active_with_vectors(conn, ctx.schema, MAX_MEMORIES, ctx.user)
+        owners: dict[str | None, list[tuple[Memory, np.ndarray]]] = {}
+        for memory, vector in rows:
+            owners.setdefault(memory.user_id, []).append((memory, vector))
+        merged, derived = [], []
+        for owned in owners.values():
+            pairs, made = await self._consolidate(ctx, owned, dry_run)
+            merged += pairs
+            derived += made
         if not dry_run:
             metrics.job_runs.labels("consolidation", ctx.name).inc()
             metrics.job_changes.labels("consolidation", "merged").inc(len(merged))
             metrics.job_changes.labels("consolidation", "derived").inc(len(derived))
         return ConsolidationReport(dry_run=dry_run, merged=merged, derived=derived)
+
+    async def _consolidate(
+        self, ctx: TenantContext, rows: list[tuple[Memory, np.ndarray]], dry_run: bool
+    ) -> tuple[list[MergedPair], list[Derived]]:
+        """Merge the redundant memories of one owner, and derive from their clusters."""
+        memories = [m for m, _ in rows]
+        sims = _similarities(np.stack([v for _, v in rows]))
+        thresholds = self._thresholds_for(ctx.embedding_model)
+        merged = await self._redundant_pairs(memories, sims, thresholds)
+        if not dry_run:  # the report says what was done, not what was planned
+            merged = [pair for pair in merged if await self._merge(ctx, pair)]
+        gone = {p.superseded for p in merged}
+        return merged, await self._derive(ctx, memories, sims, thresholds.judge, gone, dry_run)
 
     async def _redundant_pairs(
         self, memories: list[Memory], sims: np.ndarray, thresholds: Thresholds
@@ -140,6 +155,7 @@ class ConsolidationService:
                 type=MemoryType.fact,
                 importance=max(m.importance for m in members),
                 source="consolidation",
+                user_id=members[0].user_id,  # one owner's cluster
             )
             result = (await self._writes.write_batch(ctx, [item], ACTOR, derived_from=sorted(ids)))[0]
             if result.outcome == WriteOutcome.created:

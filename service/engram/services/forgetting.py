@@ -79,17 +79,23 @@ class ForgettingService:
         self._settings = settings
 
     async def run(self, ctx: TenantContext, dry_run: bool = False, now: datetime | None = None) -> ForgetReport:
+        """The job over the whole tenant, or, acting for a user, over that user's own memories."""
+        owner = ctx.user
         started = datetime.now(UTC)  # what is used or changed after this is not the run's to judge
         now = now or started
         s = self._settings
         await self._memories.settle_uses(ctx)  # decay counts every use so far
         async with self._pool.acquire() as conn:
             expired = await repo.expired_scoped(
-                conn, ctx.schema, now - timedelta(hours=s.session_ttl_hours), now - timedelta(days=s.task_ttl_days)
+                conn,
+                ctx.schema,
+                now - timedelta(hours=s.session_ttl_hours),
+                now - timedelta(days=s.task_ttl_days),
+                owner,
             )
-            rows = await repo.decay_inputs(conn, ctx.schema)
+            rows = await repo.decay_inputs(conn, ctx.schema, owner)
             retained_after = now - timedelta(days=s.retention_days)
-            purgeable = await repo.purgeable(conn, ctx.schema, retained_after)
+            purgeable = await repo.purgeable(conn, ctx.schema, retained_after, owner)
         assessed = [(row, self._assess(row, now)) for row in rows]
         candidates = [await self._candidate(ctx, row["id"], a) for row, a in assessed if a.candidate]
         candidates.sort(key=lambda c: c.score)

@@ -25,6 +25,7 @@ class IngestService:
         self._judge = judge
 
     async def remember(self, ctx: TenantContext, turn: Turn, actor: str | None = None) -> RememberResult:
+        ctx.user_for(turn.user_id)  # a user the caller may not act for is refused before any judging
         judgement = await self._judge.judge_turn(turn)
         results: list[WriteResult] = []
         if judgement.should_write and judgement.facts:
@@ -39,6 +40,8 @@ class IngestService:
                     now=turn.now,
                     session_id=turn.session_id,
                     task_id=turn.task_id,
+                    user_id=turn.user_id,
+                    agent_id=turn.agent_id,
                     replaces=turn.replaces if index == 0 else [],
                 )
                 for index, fact in enumerate(judgement.facts)

@@ -26,7 +26,7 @@ from engram.domain.models import (
 )
 from engram.domain.tenancy import TenantContext
 from engram.domain.timeline import TimeBucket, Timeline, timeline
-from engram.errors import Conflict, InvalidInput, NotFound
+from engram.errors import Conflict, Forbidden, InvalidInput, NotFound
 from engram.services.access import AccessLog
 from engram.services.writes import WriteService, clean_tags, derived_columns, scope_id
 from engram.store import memories as repo
@@ -49,14 +49,12 @@ class MemoryService:
     async def get(self, ctx: TenantContext, memory_id: UUID) -> Memory:
         await self.settle_uses(ctx)  # what is read includes every use counted so far
         async with self._pool.acquire() as conn:
-            memory = await repo.get(conn, ctx.schema, memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
-        return memory
+            return await _reach(conn, ctx, memory_id)
 
     async def list(self, ctx: TenantContext, f: MemoryFilter, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
+        f = ctx.scoped(f)
         after = _decode_cursor(cursor) if cursor else None
         await self.settle_uses(ctx)
         async with self._pool.acquire() as conn:
@@ -65,8 +63,9 @@ class MemoryService:
         return MemoryPage(items=items[:limit], next_cursor=next_cursor)
 
     async def counts(self, ctx: TenantContext) -> MemoryCounts:
+        """How many memories the context reaches (its user's and the shared ones), of every status."""
         async with self._pool.acquire() as conn:
-            rows = await repo.counts(conn, ctx.schema)
+            rows = await repo.counts(conn, ctx.schema, MemoryFilter(user_id=ctx.user))
         by_type: dict[str, int] = {t.value: 0 for t in MemoryType}
         by_layer: dict[str, int] = {x.value: 0 for x in Layer}
         by_status: dict[str, int] = {x.value: 0 for x in Status}
@@ -79,19 +78,23 @@ class MemoryService:
 
     async def timeline(self, ctx: TenantContext, f: MemoryFilter, bucket: TimeBucket = TimeBucket.auto) -> Timeline:
         async with self._pool.acquire() as conn:
-            return timeline(await repo.daily_counts(conn, ctx.schema, f), bucket)
+            return timeline(await repo.daily_counts(conn, ctx.schema, ctx.scoped(f)), bucket)
 
     async def chain(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[Memory]:
         """The versions of a fact: what this memory replaced and what replaced it, oldest first."""
         await self.settle_uses(ctx)
         async with self._pool.acquire() as conn:
-            chain = await repo.supersession_chain(conn, ctx.schema, memory_id)
-        if not chain:
+            chain = [m for m in await repo.supersession_chain(conn, ctx.schema, memory_id) if ctx.may_read(m)]
+        if not any(m.id == memory_id for m in chain):
             raise NotFound(f"memory {memory_id} not found")
         return chain
 
     async def history(self, ctx: TenantContext, memory_id: UUID) -> builtins.list[HistoryEvent]:
+        """A memory's events, oldest first; acting for a user, only of a memory that user reaches
+        (a purged memory's record is the tenant's)."""
         async with self._pool.acquire() as conn:
+            if ctx.user is not None:
+                await _reach(conn, ctx, memory_id)
             events = await repo.history(conn, ctx.schema, memory_id)
         if not events:
             raise NotFound(f"memory {memory_id} not found")
@@ -99,7 +102,13 @@ class MemoryService:
 
     # -- change ----------------------------------------------------------------------------
 
-    async def update(self, ctx: TenantContext, memory_id: UUID, patch: MemoryPatch, actor: str | None = None) -> Memory:
+    async def update(
+        self,
+        ctx: TenantContext,
+        memory_id: UUID,
+        patch: MemoryPatch,
+        actor: str | None = None,
+    ) -> Memory:
         """Change fields; new content is re-embedded and re-indexed, and may not duplicate another memory."""
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
@@ -117,13 +126,17 @@ class MemoryService:
             changes["content"] = self._writes.clean_content(changes["content"])
             vector = await self._writes.embed(ctx, changes["content"])
         async with self._writes.turn(ctx.schema) as (conn, _):
-            current = await repo.get(conn, ctx.schema, memory_id, lock=True)
-            if current is None:
-                raise NotFound(f"memory {memory_id} not found")
+            current = await _reach(conn, ctx, memory_id, change=True)
             if vector is not None:
                 scope = scope_id(current.kind, current.layer, current.session_id, current.task_id)
                 changes |= derived_columns(
-                    changes["content"], current.kind, current.layer.value, scope, vector, ctx.embedding_model
+                    changes["content"],
+                    current.kind,
+                    current.layer.value,
+                    scope,
+                    vector,
+                    ctx.embedding_model,
+                    current.user_id,
                 )
             try:
                 async with conn.transaction():
@@ -142,7 +155,11 @@ class MemoryService:
         return updated
 
     async def close(
-        self, ctx: TenantContext, session_id: str | None, task_id: str | None, actor: str | None = None
+        self,
+        ctx: TenantContext,
+        session_id: str | None,
+        task_id: str | None,
+        actor: str | None = None,
     ) -> builtins.list[Memory]:
         """Close whichever of a session or a task is given (exactly one)."""
         if session_id is not None and task_id is None:
@@ -154,22 +171,30 @@ class MemoryService:
     async def close_scope(
         self, ctx: TenantContext, layer: Layer, scope: str, actor: str | None = None
     ) -> builtins.list[Memory]:
-        """A session or task ended: its short-lived memories are forgotten (restorable)."""
+        """A session or task ended: its short-lived memories are forgotten (restorable); acting for
+        a user, that user's own."""
         if layer == Layer.long_term:
             raise InvalidInput("only session and task layers are closed")
         f = MemoryFilter(
             layers=[layer],
             session_id=scope if layer == Layer.session else None,
             task_id=scope if layer == Layer.task else None,
+            user_id=ctx.user,
+            own_only=ctx.user is not None,
         )
         closed = []
         while page := (await self.list(ctx, f, limit=500)).items:
             for memory in page:
-                closed.append(await self.forget(ctx, memory.id, actor, reason=f"{layer.value} {scope} closed"))
+                why = f"{layer.value} {scope} closed"
+                closed.append(await self.forget(ctx, memory.id, actor, reason=why))
         return closed
 
     async def forget(
-        self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, reason: str | None = None
+        self,
+        ctx: TenantContext,
+        memory_id: UUID,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> Memory:
         """Soft delete: hidden from search, restorable until purged."""
         forgotten = await self._set_status(ctx, memory_id, Status.forgotten, Event.forgotten, actor, reason)
@@ -206,9 +231,7 @@ class MemoryService:
         """Change a memory's status under its row lock; None if ``precondition`` no longer holds."""
         await self.settle_uses(ctx)  # a use counted a moment ago keeps it from the schedule
         async with self._writes.turn(ctx.schema) as (conn, _):
-            current = await repo.get(conn, ctx.schema, memory_id, lock=True)
-            if current is None:
-                raise NotFound(f"memory {memory_id} not found")
+            current = await _reach(conn, ctx, memory_id, change=True)
             if precondition is not None and not precondition(current):
                 return None
             if status == Status.forgotten and current.status == Status.forgotten:
@@ -238,15 +261,17 @@ class MemoryService:
         return updated
 
     async def purge(
-        self, ctx: TenantContext, memory_id: UUID, actor: str | None = None, forgotten_before: datetime | None = None
+        self,
+        ctx: TenantContext,
+        memory_id: UUID,
+        actor: str | None = None,
+        forgotten_before: datetime | None = None,
     ) -> bool:
         """Hard delete of a forgotten memory, content erased from its history too. Irreversible.
         With ``forgotten_before`` (the schedule), a memory restored or forgotten again since is left
         alone: False."""
         async with self._writes.turn(ctx.schema) as (conn, _):
-            current = await repo.get(conn, ctx.schema, memory_id, lock=True)
-            if current is None:
-                raise NotFound(f"memory {memory_id} not found")
+            current = await _reach(conn, ctx, memory_id, change=True)
             if forgotten_before is not None and not (
                 current.status == Status.forgotten and current.forgotten_at and current.forgotten_at < forgotten_before
             ):
@@ -257,6 +282,22 @@ class MemoryService:
             await repo.erase_history_content(conn, ctx.schema, memory_id)
             await repo.add_history(conn, ctx.schema, HistoryRow(memory_id, Event.purged, None, actor))
         return True
+
+
+async def _reach(conn: asyncpg.Connection, ctx: TenantContext, memory_id: UUID, *, change: bool = False) -> Memory:
+    """The memory, if the context (acting for its user, if any) reaches it: another user's is not
+    found (404, as a missing one: ids tell nothing across users); the tenant's shared memory is
+    read by a user but changed only by the tenant (403). Locked for a change."""
+    memory = await repo.get(conn, ctx.schema, memory_id, lock=change)
+    if memory is None or not ctx.may_read(memory):
+        raise NotFound(f"memory {memory_id} not found")
+    if change and not ctx.may_change(memory):
+        raise Forbidden(
+            f"memory {memory_id} is the tenant's, shared by every user: change it with the tenant's key, "
+            "acting for no user",
+            field="user_id",
+        )
+    return memory
 
 
 def _encode_cursor(memory: Memory) -> str:

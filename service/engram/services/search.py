@@ -39,7 +39,7 @@ from engram.domain.fusion import (
 )
 from engram.domain.identifiers import extract_identifiers
 from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
-from engram.domain.models import Layer, Memory
+from engram.domain.models import Layer, Memory, MemoryFilter
 from engram.domain.search import (
     Channel,
     Explanation,
@@ -149,6 +149,7 @@ class SearchService:
     async def search(self, ctx: TenantContext, request: SearchRequest) -> SearchResult:
         s = self._settings
         started = time.perf_counter()
+        request = request.model_copy(update={"filter": ctx.scoped(request.filter)})
         top_k = min(request.top_k or s.default_top_k, s.max_top_k)
         weights = s.weights()
         reading = await self._read(request)
@@ -316,12 +317,17 @@ class SearchService:
         async def nothing() -> list[ChannelHit]:
             return []
 
+        async def nearest(
+            conn: asyncpg.Connection, schema: str, vector: np.ndarray, model: str, f: MemoryFilter, limit: int
+        ) -> list[ChannelHit]:
+            # one user's few memories among many are compared exactly (see store EXACT_SCOPE)
+            exact = f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
+            return await repo.vector_candidates(conn, schema, vector, model, f, limit, exact=exact)
+
         window = reading.intent.window
         return Candidates(
             *await asyncio.gather(
-                channel(
-                    "vector", repo.vector_candidates, query.centring.query, ctx.embedding_model, source=self._nearest
-                )
+                channel("vector", nearest, query.centring.query, ctx.embedding_model, source=self._nearest)
                 if weights.vector > 0
                 else nothing(),
                 channel("keyword", repo.keyword_candidates, keyword)

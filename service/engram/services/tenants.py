@@ -6,7 +6,7 @@ import builtins  # `list` is also a method here
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import asyncpg
@@ -39,7 +39,7 @@ class TenantService:
         self._dim = embedding_dim
         self._only = only
         self._contexts: dict[str, tuple[float, TenantContext]] = {}
-        self._valid_keys: dict[str, float] = {}
+        self._valid_keys: dict[str, tuple[float, str | None]] = {}  # digest -> (until, bound user)
 
     async def create(self, name: str) -> tuple[TenantContext, str]:
         """Create a tenant with its own schema; returns it and its first API key (shown once)."""
@@ -68,14 +68,30 @@ class TenantService:
         return [TenantInfo(r["name"], r["schema_name"], r["created_at"]) for r in rows]
 
     async def rotate_key(self, name: str) -> str:
-        """Revoke every key of the tenant and issue a new one."""
+        """Revoke the tenant's keys and issue a new one (keys bound to its users stay)."""
         context = await self.resolve(name)
         key = new_key(name)
         async with self._pool.acquire() as conn, conn.transaction():
-            await tenant_meta.revoke_all_keys(conn, context.schema)
+            await tenant_meta.retire_keys(conn, context.schema, 0.0)
             await tenant_meta.add_key(conn, context.schema, hash_key(key))
         self._valid_keys.clear()
         return key
+
+    async def user_key(self, name: str, user_id: str) -> str:
+        """A new key bound to one user of the tenant: it reaches that user's memories (and reads
+        the tenant's shared ones) only. Shown once."""
+        context = await self.resolve(name)
+        key = new_key(name)
+        async with self._pool.acquire() as conn:
+            await tenant_meta.add_key(conn, context.schema, hash_key(key), user_id)
+        return key
+
+    async def revoke_user_keys(self, name: str, user_id: str) -> int:
+        context = await self.resolve(name)
+        async with self._pool.acquire() as conn:
+            revoked = await tenant_meta.revoke_user_keys(conn, context.schema, user_id)
+        self._valid_keys.clear()
+        return revoked
 
     async def restore(self, name: str, data: AsyncIterator[str]) -> dict[str, int]:
         """Load another tenant's memories and their history (a backup's data, store/dumps.py) into
@@ -153,21 +169,26 @@ class TenantService:
                 raise Forbidden(f"this API key does not grant access to tenant {name!r}")
             raise Unauthorized("invalid API key")
         context = await self.resolve(name)
-        if not await self._key_valid(name, key):
+        valid, user = await self._key_holder(name, key)
+        if not valid:
             raise Unauthorized("invalid API key")
-        return context
+        return context if user is None else replace(context, user=user)
 
     async def _key_valid(self, name: str, key: str) -> bool:
+        return (await self._key_holder(name, key))[0]
+
+    async def _key_holder(self, name: str, key: str) -> tuple[bool, str | None]:
+        """(valid, the user a valid key is bound to)."""
         digest = hash_key(key)
-        expires = self._valid_keys.get(digest)
-        if expires is not None and expires > time.monotonic():
-            return True
+        cached = self._valid_keys.get(digest)
+        if cached is not None and cached[0] > time.monotonic():
+            return True, cached[1]
         try:
             context = await self.resolve(name)
         except NotFound:
-            return False
+            return False, None
         async with self._pool.acquire() as conn:
-            valid = await tenant_meta.key_is_valid(conn, context.schema, digest)
+            valid, user = await tenant_meta.key_holder(conn, context.schema, digest)
         if valid:
-            self._valid_keys[digest] = time.monotonic() + _AUTH_CACHE_SECONDS
-        return valid
+            self._valid_keys[digest] = (time.monotonic() + _AUTH_CACHE_SECONDS, user)
+        return valid, user

@@ -58,14 +58,15 @@ class TransferService:
         self._batch = min(BATCH, max_batch)
 
     async def export(self, ctx: TenantContext) -> AsyncIterator[str]:
-        """The export, line by line: a header, every memory with its history, a closing line."""
+        """The export, line by line: a header, every memory with its history (acting for a user:
+        every memory of that user's own), a closing line."""
         await self._access.flush(ctx.schema)  # with every use counted so far
         async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
             model, _ = await repo.current_state(conn, ctx.schema)
             header = fmt.Header(tenant=ctx.name, embedding_model=model, exported_at=datetime.now(UTC))
             yield fmt.header_line(header)
             count = 0
-            async for page in store.snapshot(conn, ctx.schema):
+            async for page in store.snapshot(conn, ctx.schema, ctx.user):
                 for memory, history in page:
                     yield fmt.memory_line(memory, history)
                 count += len(page)
@@ -142,7 +143,8 @@ class TransferService:
             # The exported memory's own fields, read as the write path reads a new one; its columns
             # (language, tokens, slot, cleaned tags) are then derived as for any write.
             own = m.model_dump(include=set(NewMemory.model_fields) - {"now"})
-            items.append(fmt.validated(NewMemory, own, number))
+            item = fmt.validated(NewMemory, own, number)
+            items.append(item.model_copy(update={"user_id": ctx.user_for(item.user_id)}))
             try:
                 contents.append(self._writes.clean_content(m.content))
             except InvalidInput as exc:

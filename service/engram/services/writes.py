@@ -53,12 +53,12 @@ MAX_PLANS = 5
 
 
 def derived_columns(
-    content: str, kind: Kind, layer: str, scope: str | None, vector: np.ndarray, model: str
+    content: str, kind: Kind, layer: str, scope: str | None, vector: np.ndarray, model: str, owner: str | None
 ) -> dict[str, Any]:
     """Everything stored alongside a content, recomputed whenever the content changes."""
     return {
         "language": guess_language(content),
-        "dedup_key": duplicate_key(content, layer, scope, kind.value),
+        "dedup_key": duplicate_key(content, layer, scope, kind.value, owner),
         "identifiers": extract_identifiers(content),
         "search_tokens": to_tsvector_literal(document_tokens(content)),
         "embedding": vector,
@@ -109,6 +109,7 @@ def memory_row(
         scope_id(item.kind, item.layer, item.session_id, item.task_id),
         vector,
         ctx.embedding_model,
+        item.user_id,
     )
     return MemoryRow(
         content=content,
@@ -125,6 +126,8 @@ def memory_row(
         tags=clean_tags(item.tags),
         metadata=item.metadata,
         derived_from=derived_from,
+        user_id=item.user_id,
+        agent_id=item.agent_id,
         **columns,
     )
 
@@ -177,7 +180,8 @@ class WriteService:
             where = index if len(items) > 1 else None
             self.clean_content(item.content, index=where)
             _check_scope(item.layer, item.session_id, item.task_id, index=where)
-        items = [as_stored(item) for item in items]
+        # a key (or URL) pinned to a user writes that user's memories only
+        items = [as_stored(item.model_copy(update={"user_id": ctx.user_for(item.user_id)})) for item in items]
         contents = [item.content.strip() for item in items]
         rows: list[MemoryRow] = []
         for attempt in range(MAX_PLANS):
@@ -257,12 +261,14 @@ class WriteService:
         floors = [dedup.floor(r.content, thresholds, self._judge) for r in facts]
 
         Near = list[list[tuple[Memory, float]]]
+        owners = sorted({r.owner for r in facts})
+        compare_all = owners != [""] and await repo.within_reach(conn, ctx.schema, owners)
 
         async def nearest(source: contextlib.AbstractAsyncContextManager[asyncpg.Connection]) -> Near:
             if not facts:
                 return []
             async with source as near:
-                return await repo.nearest_active(near, ctx.schema, facts, dedup.NEAREST, floors)
+                return await repo.nearest_active(near, ctx.schema, facts, dedup.NEAREST, floors, compare_all)
 
         async def the_rest() -> tuple[dict[str, Memory], Near, list[list[Memory]]]:
             exact = await repo.get_active_by_dedup_keys(conn, ctx.schema, [r.dedup_key for r in rows])
@@ -298,15 +304,17 @@ class WriteService:
         self, conn: asyncpg.Connection, ctx: TenantContext, items: list[NewMemory]
     ) -> list[list[Memory]]:
         """Per item, the active memories it says it replaces. An id that names no memory of the
-        tenant is refused (404), and so is a transcript turn (409: kept as said, never replaced),
-        each with its field; one already retired or forgotten is left as it is."""
+        item's user (or of the tenant's own, for an item without a user) is refused (404), and so
+        is a transcript turn (409: kept as said, never replaced), each with its field; one already
+        retired or forgotten is left as it is."""
         wanted = list(dict.fromkeys(memory_id for item in items for memory_id in item.replaces))
         found = {m.id: m for m in await repo.get_many(conn, ctx.schema, wanted)} if wanted else {}
         for index, item in enumerate(items):
             for position, memory_id in enumerate(item.replaces):
                 field = _field(index, len(items), f"replaces[{position}]")
-                if memory_id not in found:
-                    raise NotFound(f"{field}: no memory {memory_id} in this tenant", field=field, index=index)
+                if memory_id not in found or found[memory_id].user_id != item.user_id:
+                    whose = f"of user {item.user_id!r}" if item.user_id else "of the tenant's own"
+                    raise NotFound(f"{field}: no memory {memory_id} {whose}", field=field, index=index)
                 if found[memory_id].kind == Kind.turn:
                     raise Conflict(f"{field}: {memory_id} is a transcript turn, never replaced", field=field)
         return [[found[i] for i in dict.fromkeys(item.replaces) if found[i].status == Status.active] for item in items]
@@ -434,7 +442,9 @@ class WriteService:
         scope = scope_id(target.kind, target.layer, target.session_id, target.task_id)
         changes = {
             "content": content,
-            **derived_columns(content, target.kind, target.layer.value, scope, vector, ctx.embedding_model),
+            **derived_columns(
+                content, target.kind, target.layer.value, scope, vector, ctx.embedding_model, target.user_id
+            ),
         }
         try:
             async with conn.transaction():

@@ -20,6 +20,11 @@ class Params:
 
 def where(f: MemoryFilter, params: Params, alias: str = "m") -> str:
     clauses = [f"{alias}.status = ANY({params.add([s.value for s in f.statuses])}::text[])"]
+    if f.user_id is not None or f.own_only:
+        # through the owner index: '' is the tenant's own memories (a user id is never empty)
+        clauses.append(f"coalesce({alias}.user_id, '') = ANY({params.add(f.owners())}::text[])")
+    if f.agent_id is not None:
+        clauses.append(f"{alias}.agent_id = {params.add(f.agent_id)}")
     if f.types:
         clauses.append(f"{alias}.type = ANY({params.add([t.value for t in f.types])}::text[])")
     if f.kinds:

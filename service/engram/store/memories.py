@@ -14,7 +14,7 @@ from pgvector import Vector
 
 from engram.domain.centring import LANGUAGES, Centring
 from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
-from engram.domain.models import HistoryEvent, HistoryRow, Memory, MemoryFilter
+from engram.domain.models import HistoryEvent, HistoryRow, Memory, MemoryFilter, Status
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
 from engram.store.filters import Params, where
@@ -22,7 +22,13 @@ from engram.store.filters import Params, where
 COLUMNS = """m.id, m.content, m.kind, m.type, m.layer, m.source, m.external_id, m.importance, m.language,
     m.created_at, m.updated_at, m.occurred_at, m.last_accessed_at, m.access_count, m.mentions, m.reinforced_at,
     m.pinned, m.status, m.superseded_by, m.session_id, m.task_id, m.tags, m.metadata, m.embedding_model,
-    m.forgotten_at, m.derived_from, m.newer_id AS newer"""
+    m.forgotten_at, m.derived_from, m.newer_id AS newer, m.user_id, m.agent_id"""
+# Who a memory belongs to, as indexed: its user, or '' for the tenant's own (a user id is never empty).
+OWNER = "coalesce(m.user_id, '')"
+# Up to this many memories in a user's reach, a vector query reads them all (exact, through the
+# owner index) instead of walking the HNSW graph, which a filter this selective starves (a user
+# of 100 among 100,000 memories: the walk gives up before it finds the nearest).
+EXACT_SCOPE = 5000
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,12 @@ class MemoryRow:
     slot: str | None = None
     pinned: bool = False
     derived_from: tuple[UUID, ...] = ()
+    user_id: str | None = None
+    agent_id: str | None = None
+
+    @property
+    def owner(self) -> str:
+        return self.user_id or ""
 
 
 def to_memory(record: asyncpg.Record | dict[str, Any]) -> Memory:
@@ -66,20 +78,20 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         f"""INSERT INTO {schema}.memories AS m
               (content, kind, type, layer, source, external_id, importance, language, occurred_at, session_id,
                task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model,
-               derived_from, slot, pinned)
+               derived_from, slot, pinned, user_id, agent_id)
             SELECT t.content, t.kind, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
                    t.occurred_at, t.session_id, t.task_id,
                    ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
                    ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
-                   t.embedding, $17, t.derived_from::uuid[], t.slot, t.pinned
+                   t.embedding, $17, t.derived_from::uuid[], t.slot, t.pinned, t.user_id, t.agent_id
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
                         $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
                         $14::text[], $15::text[], $16::vector[], $18::text[], $19::text[], $20::text[],
-                        $21::boolean[])
+                        $21::boolean[], $22::text[], $23::text[])
                  WITH ORDINALITY AS t(content, type, layer, source, external_id, importance, language,
                                       occurred_at, session_id, task_id, tags, metadata, dedup_key,
                                       identifiers, search_tokens, embedding, derived_from, kind, slot, pinned,
-                                      position)
+                                      user_id, agent_id, position)
             ORDER BY t.position
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
             RETURNING {COLUMNS}, m.dedup_key""",
@@ -104,6 +116,8 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         [r.kind for r in rows],
         [r.slot for r in rows],
         [r.pinned for r in rows],
+        [r.user_id for r in rows],
+        [r.agent_id for r in rows],
     )
     return {r["dedup_key"]: to_memory(r) for r in records}
 
@@ -128,20 +142,27 @@ async def current_state(conn: asyncpg.Connection, schema: str) -> tuple[str, int
 
 
 async def nearest_active(
-    conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int, floors: list[float]
+    conn: asyncpg.Connection,
+    schema: str,
+    rows: list[MemoryRow],
+    limit: int,
+    floors: list[float],
+    exact: bool = False,
 ) -> list[list[tuple[Memory, float]]]:
-    """For each row, the most similar active facts of its layer (and session/task) at or above its
-    floor; ``conn`` walks the HNSW index, as for vector_candidates."""
+    """For each row, the most similar active facts of its owner and layer (and session/task) at or
+    above its floor; ``conn`` walks the HNSW index, as for vector_candidates, unless ``exact``
+    (every row's owner holds few memories: all of theirs are compared)."""
     records = await conn.fetch(
-        f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[])
-                 WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, position)
+        f"""SELECT t.position, n.* FROM unnest($1::vector[], $2::text[], $3::text[], $4::text[], $6::float8[],
+                                               $8::text[])
+                 WITH ORDINALITY AS t(v, layer, session_id, task_id, floor, owner, position)
             CROSS JOIN LATERAL (
                 SELECT {COLUMNS}, 1 - (m.embedding <=> t.v) AS similarity FROM {schema}.memories m
                 WHERE {_model_is(schema, "$7")} AND m.status = 'active' AND m.kind = 'fact'
-                  AND m.layer = t.layer
+                  AND m.layer = t.layer AND {OWNER} = t.owner
                   AND (t.layer <> 'session' OR m.session_id = t.session_id)
                   AND (t.layer <> 'task' OR m.task_id = t.task_id)
-                ORDER BY m.embedding <=> t.v LIMIT $5) AS n
+                ORDER BY {_nearest_order("t.v", exact)} LIMIT $5) AS n
             WHERE n.similarity >= t.floor""",
         [Vector(r.embedding) for r in rows],
         [r.layer for r in rows],
@@ -150,8 +171,34 @@ async def nearest_active(
         limit,
         floors,
         rows[0].embedding_model,
+        [r.owner for r in rows],
     )
     return _per_row(records, len(rows))
+
+
+def _nearest_order(vector: str, exact: bool) -> str:
+    """Nearest first: through the HNSW index, or (``exact``) by an expression no index serves, so
+    the planner reads the owner's rows through the owner index and sorts them."""
+    return f"(m.embedding <=> {vector}) + 0" if exact else f"m.embedding <=> {vector}"
+
+
+async def owner_sizes(conn: asyncpg.Connection, schema: str, owners: list[str]) -> dict[str, int]:
+    """How many memories each owner ('' the tenant's own) holds, counted up to EXACT_SCOPE + 1."""
+    records = await conn.fetch(
+        f"""SELECT o.owner, (SELECT count(*) FROM (SELECT 1 FROM {schema}.memories m
+                                                 WHERE {OWNER} = o.owner LIMIT $2 + 1) AS n) AS size
+            FROM unnest($1::text[]) AS o(owner)""",
+        owners,
+        EXACT_SCOPE,
+    )
+    return {r["owner"]: int(r["size"]) for r in records}
+
+
+async def within_reach(conn: asyncpg.Connection, schema: str, owners: list[str]) -> bool:
+    """Whether these owners hold few enough memories together to be compared exactly."""
+    if not owners or owners == [""]:  # the tenant's own: the index walk, as ever
+        return False
+    return sum((await owner_sizes(conn, schema, owners)).values()) <= EXACT_SCOPE
 
 
 def _per_row(records: list[asyncpg.Record], rows: int) -> list[list[tuple[Memory, float]]]:
@@ -178,16 +225,18 @@ async def touch(conn: asyncpg.Connection, schema: str, memory_id: UUID, times: i
 async def active_in_slots(
     conn: asyncpg.Connection, schema: str, rows: list[MemoryRow], limit: int
 ) -> list[list[tuple[Memory, float]]]:
-    """For each row with a slot, the active facts of that slot in its layer (and session/task),
+    """For each row with a slot, the active facts of that slot, owner and layer (and session/task),
     with their similarity to the row: every statement about the same thing, in any wording."""
     records = await conn.fetch(
-        f"""SELECT t.position, n.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::vector[])
-                 WITH ORDINALITY AS t(slot, layer, session_id, task_id, v, position)
+        f"""SELECT t.position, n.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::vector[],
+                                               $8::text[])
+                 WITH ORDINALITY AS t(slot, layer, session_id, task_id, v, owner, position)
             CROSS JOIN LATERAL (
                 SELECT {COLUMNS},
                        CASE WHEN {_model_is(schema, "$7")} THEN 1 - (m.embedding <=> t.v) ELSE 0 END AS similarity
                 FROM {schema}.memories m
                 WHERE m.slot = t.slot AND m.status = 'active' AND m.kind = 'fact' AND m.layer = t.layer
+                  AND {OWNER} = t.owner
                   AND (t.layer <> 'session' OR m.session_id = t.session_id)
                   AND (t.layer <> 'task' OR m.task_id = t.task_id)
                 ORDER BY m.created_at DESC LIMIT $6) AS n
@@ -199,6 +248,7 @@ async def active_in_slots(
         [Vector(r.embedding) for r in rows],
         limit,
         rows[0].embedding_model,
+        [r.owner for r in rows],
     )
     return _per_row(records, len(rows))
 
@@ -244,10 +294,13 @@ async def move_marks(conn: asyncpg.Connection, schema: str, retired: UUID, holde
     return [to_memory(r) for r in records]
 
 
-async def counts(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
-    """How many memories of each (type, layer, status)."""
+async def counts(conn: asyncpg.Connection, schema: str, f: MemoryFilter) -> list[asyncpg.Record]:
+    """How many memories of each (type, layer, status) the filter's user reaches (its statuses aside)."""
+    params = Params()
+    condition = where(f.model_copy(update={"statuses": list(Status)}), params)
     return await conn.fetch(
-        f"SELECT m.type, m.layer, m.status, count(*) AS n FROM {schema}.memories m GROUP BY 1, 2, 3"
+        f"SELECT m.type, m.layer, m.status, count(*) AS n FROM {schema}.memories m WHERE {condition} GROUP BY 1, 2, 3",
+        *params.values,
     )
 
 
@@ -392,15 +445,22 @@ async def language_sums(conn: asyncpg.Connection, schema: str, model: str) -> di
 
 
 async def vector_candidates(
-    conn: asyncpg.Connection, schema: str, embedding: np.ndarray, model: str, f: MemoryFilter, limit: int
+    conn: asyncpg.Connection,
+    schema: str,
+    embedding: np.ndarray,
+    model: str,
+    f: MemoryFilter,
+    limit: int,
+    exact: bool = False,
 ) -> list[ChannelHit]:
     """The nearest memories; ``conn`` walks the HNSW index (a NearestPool's, or one set up by
-    walking_the_index, store/db.py), or the planner may sort the whole table instead."""
+    walking_the_index, store/db.py), or the planner may sort the whole table instead; ``exact``:
+    the filter's user holds few memories, all of them are compared."""
     params = Params(embedding, model)
     records = await conn.fetch(
         f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
             WHERE {_model_is(schema, "$2")} AND {where(f, params)}
-            ORDER BY m.embedding <=> $1 LIMIT {params.add(limit)}""",
+            ORDER BY {_nearest_order("$1", exact)} LIMIT {params.add(limit)}""",
         *params.values,
     )
     return _hits(records)
@@ -627,44 +687,57 @@ def _hits(records: list[asyncpg.Record]) -> list[ChannelHit]:
     return [ChannelHit(id=r["id"], score=float(r["score"]), rank=i) for i, r in enumerate(records, start=1)]
 
 
-async def decay_inputs(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
-    """What the decay score needs, for every active long-term memory."""
+async def decay_inputs(conn: asyncpg.Connection, schema: str, owner: str | None = None) -> list[asyncpg.Record]:
+    """What the decay score needs, for every active long-term memory (of one user, if given)."""
     return await conn.fetch(
         f"""SELECT m.id, left(m.content, 200) AS content, m.importance, m.access_count, m.mentions,
                    m.created_at, m.reinforced_at, m.kind, m.type, m.pinned
-            FROM {schema}.memories m WHERE m.status = 'active' AND m.layer = 'long_term'"""
+            FROM {schema}.memories m WHERE m.status = 'active' AND m.layer = 'long_term'
+              AND ($1::text IS NULL OR {OWNER} = $1)""",
+        owner,
     )
 
 
 async def expired_scoped(
-    conn: asyncpg.Connection, schema: str, session_before: datetime, task_before: datetime
+    conn: asyncpg.Connection, schema: str, session_before: datetime, task_before: datetime, owner: str | None = None
 ) -> list[Memory]:
-    """Active session and task memories older than their layer's time to live."""
+    """Active session and task memories (of one user, if given) older than their layer's time to live."""
     records = await conn.fetch(
         f"""SELECT {COLUMNS} FROM {schema}.memories m WHERE m.status = 'active'
-              AND ((m.layer = 'session' AND m.created_at < $1) OR (m.layer = 'task' AND m.created_at < $2))""",
+              AND ((m.layer = 'session' AND m.created_at < $1) OR (m.layer = 'task' AND m.created_at < $2))
+              AND ($3::text IS NULL OR {OWNER} = $3)""",
         session_before,
         task_before,
+        owner,
     )
     return [to_memory(r) for r in records]
 
 
-async def purgeable(conn: asyncpg.Connection, schema: str, forgotten_before: datetime) -> list[UUID]:
+async def purgeable(
+    conn: asyncpg.Connection, schema: str, forgotten_before: datetime, owner: str | None = None
+) -> list[UUID]:
     records = await conn.fetch(
         f"""SELECT m.id FROM {schema}.memories m
-            WHERE m.status = 'forgotten' AND m.forgotten_at < $1 ORDER BY m.forgotten_at""",
+            WHERE m.status = 'forgotten' AND m.forgotten_at < $1 AND ($2::text IS NULL OR {OWNER} = $2)
+            ORDER BY m.forgotten_at""",
         forgotten_before,
+        owner,
     )
     return [r["id"] for r in records]
 
 
-async def active_with_vectors(conn: asyncpg.Connection, schema: str, limit: int) -> list[tuple[Memory, np.ndarray]]:
-    """The most recently used active long-term facts, with their vectors."""
+async def active_with_vectors(
+    conn: asyncpg.Connection, schema: str, limit: int, owner: str | None = None
+) -> list[tuple[Memory, np.ndarray]]:
+    """The most recently used active long-term facts (of one owner, '' the tenant's own, if given),
+    with their vectors."""
     records = await conn.fetch(
         f"""SELECT {COLUMNS}, m.embedding FROM {schema}.memories m
             WHERE m.status = 'active' AND m.layer = 'long_term' AND m.kind = 'fact'
+              AND ($2::text IS NULL OR {OWNER} = $2)
             ORDER BY coalesce(m.last_accessed_at, m.created_at) DESC LIMIT $1""",
         limit,
+        owner,
     )
     out = []
     for r in records:
@@ -672,3 +745,21 @@ async def active_with_vectors(conn: asyncpg.Connection, schema: str, limit: int)
         vector = data.pop("embedding").to_numpy().astype(np.float32)
         out.append((Memory.model_validate(data), vector))
     return out
+
+
+async def users(conn: asyncpg.Connection, schema: str, prefix: str, after: str, limit: int) -> list[asyncpg.Record]:
+    """The users owning memories, by id (after ``after``, starting with ``prefix``), each with their
+    counts by status and when their newest memory was stored: one pass over the owner index."""
+    return await conn.fetch(
+        f"""SELECT {OWNER} AS user_id,
+                   count(*) FILTER (WHERE m.status = 'active') AS active,
+                   count(*) FILTER (WHERE m.status = 'superseded') AS superseded,
+                   count(*) FILTER (WHERE m.status = 'forgotten') AS forgotten,
+                   max(m.created_at) AS last_written_at
+            FROM {schema}.memories m
+            WHERE {OWNER} > $1 AND {OWNER} LIKE $2 || '%'
+            GROUP BY {OWNER} ORDER BY {OWNER} LIMIT $3""",
+        after,
+        prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),
+        limit,
+    )

@@ -24,40 +24,59 @@ async def read_meta(conn: asyncpg.Connection, schema: str) -> asyncpg.Record | N
     return await conn.fetchrow(f"SELECT tenant, embedding_model, embedding_dim FROM {schema}.meta")
 
 
-async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str) -> None:
-    """Make the key valid; a key given again after its revocation is valid again."""
+async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str, user_id: str | None = None) -> None:
+    """Make the key valid (for the whole tenant, or bound to one of its users); a key given again
+    after its revocation is valid again."""
     await conn.execute(
-        f"""INSERT INTO {schema}.api_keys (key_hash) VALUES ($1)
+        f"""INSERT INTO {schema}.api_keys (key_hash, user_id) VALUES ($1, $2)
             ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL""",
         key_hash,
+        user_id,
     )
 
 
 async def revoke_all_keys(conn: asyncpg.Connection, schema: str) -> int:
-    return await retire_keys(conn, schema, 0.0)
+    """Every key, the users' too (the tenant goes)."""
+    return await retire_keys(conn, schema, 0.0, users_too=True)
 
 
-async def retire_keys(conn: asyncpg.Connection, schema: str, after_seconds: float) -> int:
-    """The keys valid now stop being valid ``after_seconds`` from now (at once for 0), or sooner
-    if they were retiring already: a key rotation's overlap. Returns how many were valid."""
+async def retire_keys(conn: asyncpg.Connection, schema: str, after_seconds: float, users_too: bool = False) -> int:
+    """The tenant's keys valid now (and its users' keys, if ``users_too``) stop being valid
+    ``after_seconds`` from now (at once for 0), or sooner if they were retiring already: a key
+    rotation's overlap. Returns how many were valid."""
     status = await conn.execute(
         f"""UPDATE {schema}.api_keys
             SET revoked_at = LEAST(COALESCE(revoked_at, 'infinity'), now() + make_interval(secs => $1))
-            WHERE revoked_at IS NULL OR revoked_at > now()""",
+            WHERE (revoked_at IS NULL OR revoked_at > now()) AND ($2 OR user_id IS NULL)""",
         float(after_seconds),
+        users_too,
     )
     return int(status.split()[-1])
 
 
-async def key_is_valid(conn: asyncpg.Connection, schema: str, key_hash: str) -> bool:
-    """Not revoked, or revoked at a time still to come (a rotated key during its overlap)."""
-    return bool(
-        await conn.fetchval(
-            f"""SELECT EXISTS (SELECT 1 FROM {schema}.api_keys
-                WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now()))""",
-            key_hash,
-        )
+async def revoke_user_keys(conn: asyncpg.Connection, schema: str, user_id: str) -> int:
+    """The keys bound to one user stop being valid now; how many were."""
+    status = await conn.execute(
+        f"""UPDATE {schema}.api_keys SET revoked_at = now()
+            WHERE user_id = $1 AND (revoked_at IS NULL OR revoked_at > now())""",
+        user_id,
     )
+    return int(status.split()[-1])
+
+
+async def key_holder(conn: asyncpg.Connection, schema: str, key_hash: str) -> tuple[bool, str | None]:
+    """(valid, the user it is bound to or None): valid when not revoked, or revoked at a time
+    still to come (a rotated key during its overlap)."""
+    row = await conn.fetchrow(
+        f"""SELECT user_id FROM {schema}.api_keys
+            WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now())""",
+        key_hash,
+    )
+    return (row is not None, row["user_id"] if row else None)
+
+
+async def key_is_valid(conn: asyncpg.Connection, schema: str, key_hash: str) -> bool:
+    return (await key_holder(conn, schema, key_hash))[0]
 
 
 async def lifecycle_ran_at(conn: asyncpg.Connection, schema: str) -> datetime | None:

@@ -14,22 +14,27 @@ from pgvector import Vector
 
 from engram.domain.models import Memory
 from engram.domain.transfer import ExportedEvent
-from engram.store.memories import COLUMNS, MemoryRow, to_memory
+from engram.store.memories import COLUMNS, OWNER, MemoryRow, to_memory
 
 PAGE = 500
 
 
-async def snapshot(conn: asyncpg.Connection, schema: str) -> AsyncIterator[list[tuple[Memory, list[ExportedEvent]]]]:
-    """Every memory of the tenant (any status) with its history, oldest first, a page at a time, as
-    of one moment. Run inside a REPEATABLE READ transaction: later writes do not tear the export."""
+async def snapshot(
+    conn: asyncpg.Connection, schema: str, owner: str | None = None
+) -> AsyncIterator[list[tuple[Memory, list[ExportedEvent]]]]:
+    """Every memory of the tenant (or of one user, ``owner``; any status) with its history, oldest
+    first, a page at a time, as of one moment. Run inside a REPEATABLE READ transaction: later
+    writes do not tear the export."""
     after: tuple[Any, UUID] | None = None
     while True:
         records = await conn.fetch(
             f"""SELECT {COLUMNS} FROM {schema}.memories m
-                WHERE $1::timestamptz IS NULL OR (m.created_at, m.id) > ($1::timestamptz, $2::uuid)
+                WHERE ($1::timestamptz IS NULL OR (m.created_at, m.id) > ($1::timestamptz, $2::uuid))
+                  AND ($3::text IS NULL OR {OWNER} = $3)
                 ORDER BY m.created_at, m.id LIMIT {PAGE}""",
             after[0] if after else None,
             after[1] if after else None,
+            owner,
         )
         if not records:
             return
@@ -72,23 +77,24 @@ async def insert_exported(conn: asyncpg.Connection, schema: str, rows: list[Impo
               (id, content, kind, type, layer, source, external_id, importance, language, created_at, updated_at,
                occurred_at, last_accessed_at, access_count, mentions, reinforced_at, pinned, status, session_id,
                task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model,
-               forgotten_at, derived_from, slot)
+               forgotten_at, derived_from, slot, user_id, agent_id)
             SELECT t.id, t.content, t.kind, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
                    t.created_at, t.updated_at, t.occurred_at, t.last_accessed_at, t.access_count, t.mentions,
                    coalesce(t.reinforced_at, t.created_at), t.pinned, t.status, t.session_id, t.task_id,
                    ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
                    ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
-                   t.embedding, $29, t.forgotten_at, t.derived_from::uuid[], t.slot
+                   t.embedding, $29, t.forgotten_at, t.derived_from::uuid[], t.slot, t.user_id, t.agent_id
             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                         $8::real[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[],
                         $13::timestamptz[], $14::int[], $15::int[], $16::timestamptz[], $17::boolean[],
                         $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[],
-                        $25::text[], $26::vector[], $27::timestamptz[], $28::text[], $30::text[])
+                        $25::text[], $26::vector[], $27::timestamptz[], $28::text[], $30::text[], $31::text[],
+                        $32::text[])
                  WITH ORDINALITY AS t(id, content, kind, type, layer, source, external_id, importance, language,
                                       created_at, updated_at, occurred_at, last_accessed_at, access_count,
                                       mentions, reinforced_at, pinned, status, session_id, task_id, tags,
                                       metadata, dedup_key, identifiers, search_tokens, embedding, forgotten_at,
-                                      derived_from, slot, position)
+                                      derived_from, slot, user_id, agent_id, position)
             ORDER BY t.position
             ON CONFLICT DO NOTHING
             RETURNING m.id""",
@@ -122,6 +128,8 @@ async def insert_exported(conn: asyncpg.Connection, schema: str, rows: list[Impo
         ["{" + ",".join(map(str, r.memory.derived_from)) + "}" for r in rows],
         rows[0].row.embedding_model,
         [r.row.slot for r in rows],
+        [r.row.user_id for r in rows],
+        [r.row.agent_id for r in rows],
     )
     return {r["id"] for r in records}
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from engram.api.deps import EngramDep, TenantDep, known_query
+from engram.api.deps import ActingDep, EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import Text
 from engram.domain.judgement import Turn
@@ -30,20 +30,20 @@ async def remember(turn: Turn, ctx: TenantDep, engram: EngramDep) -> RememberRes
 
 
 @router.post("/sessions/{session_id}/close")
-async def close_session(session_id: ScopeId, ctx: TenantDep, engram: EngramDep) -> Closed:
+async def close_session(session_id: ScopeId, ctx: ActingDep, engram: EngramDep) -> Closed:
     """The session ended: its session-layer memories are forgotten (restorable)."""
     return Closed(closed=await engram.memories.close_scope(ctx, Layer.session, session_id, actor=ACTOR))
 
 
 @router.post("/tasks/{task_id}/close")
-async def close_task(task_id: ScopeId, ctx: TenantDep, engram: EngramDep) -> Closed:
+async def close_task(task_id: ScopeId, ctx: ActingDep, engram: EngramDep) -> Closed:
     """The task ended: its task-layer memories are forgotten (restorable)."""
     return Closed(closed=await engram.memories.close_scope(ctx, Layer.task, task_id, actor=ACTOR))
 
 
 @router.post("/forgetting/run")
 async def run_forgetting(
-    ctx: TenantDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
+    ctx: ActingDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
 ) -> ForgetReport:
     """The scheduled forgetting job, now. With dry_run: the current candidates and their decay scores."""
     return await engram.forgetting.run(ctx, dry_run=dry_run)
@@ -51,7 +51,7 @@ async def run_forgetting(
 
 @router.post("/consolidation/run")
 async def run_consolidation(
-    ctx: TenantDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
+    ctx: ActingDep, engram: EngramDep, dry_run: Annotated[bool, Query(description="change nothing")] = False
 ) -> ConsolidationReport:
     """The scheduled consolidation job, now."""
     return await engram.consolidation.run(ctx, dry_run=dry_run)

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from pydantic import BaseModel, Field
 from starlette.convertors import Convertor, register_url_convertor
 
-from engram.api.deps import EngramDep, TenantDep, known_query
+from engram.api.deps import ActingDep, EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
-from engram.domain.boundary import Instant, Text
+from engram.domain.boundary import Instant, Text, UserId
 from engram.domain.models import (
     SINGULAR,
     BatchWriteResult,
@@ -78,6 +78,11 @@ async def write_memories(body: BatchWrite, ctx: TenantDep, engram: EngramDep) ->
 
 
 async def memory_filter(
+    user_id: Annotated[
+        UserId | None, Query(description="this end user's memories and the tenant's shared ones (default: all)")
+    ] = None,
+    own_only: Annotated[bool, Query(description="with user_id: that user's memories only")] = False,
+    agent_id: Annotated[UserId | None, Query(description="only memories this agent wrote")] = None,
     type: Annotated[list[MemoryType] | None, Query()] = None,
     kind: Annotated[list[Kind] | None, Query(description="fact or turn (default: both)")] = None,
     layer: Annotated[list[Layer] | None, Query()] = None,
@@ -130,50 +135,50 @@ async def memory_timeline(
 
 
 @router.get("/stats")
-async def memory_counts(ctx: TenantDep, engram: EngramDep) -> MemoryCounts:
+async def memory_counts(ctx: ActingDep, engram: EngramDep) -> MemoryCounts:
     """How many memories: active ones by type and by layer, all of them by status."""
     return await engram.memories.counts(ctx)
 
 
 @router.get("/memories/{memory_id:uuid_like}")
-async def get_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
+async def get_memory(memory_id: UUID, ctx: ActingDep, engram: EngramDep) -> Memory:
     return await engram.memories.get(ctx, memory_id)
 
 
 @router.patch("/memories/{memory_id:uuid_like}")
-async def update_memory(memory_id: UUID, patch: MemoryPatch, ctx: TenantDep, engram: EngramDep) -> Memory:
+async def update_memory(memory_id: UUID, patch: MemoryPatch, ctx: ActingDep, engram: EngramDep) -> Memory:
     """Change fields; new content is re-embedded. The previous content stays in the history."""
     return await engram.memories.update(ctx, memory_id, patch, actor=ACTOR)
 
 
 @router.post("/memories/{memory_id:uuid_like}/forget")
 async def forget_memory(
-    memory_id: UUID, ctx: TenantDep, engram: EngramDep, body: ForgetRequest | None = None
+    memory_id: UUID, ctx: ActingDep, engram: EngramDep, body: ForgetRequest | None = None
 ) -> Memory:
     """Soft delete: hidden from search, restorable until purged."""
     return await engram.memories.forget(ctx, memory_id, actor=ACTOR, reason=body.reason if body else None)
 
 
 @router.post("/memories/{memory_id:uuid_like}/restore")
-async def restore_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Memory:
+async def restore_memory(memory_id: UUID, ctx: ActingDep, engram: EngramDep) -> Memory:
     return await engram.memories.restore(ctx, memory_id, actor=ACTOR)
 
 
 @router.delete("/memories/{memory_id:uuid_like}", status_code=status.HTTP_204_NO_CONTENT)
-async def purge_memory(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> Response:
+async def purge_memory(memory_id: UUID, ctx: ActingDep, engram: EngramDep) -> Response:
     """Irreversible: delete a forgotten memory and erase its content from the history."""
     await engram.memories.purge(ctx, memory_id, actor=ACTOR)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/memories/{memory_id:uuid_like}/versions")
-async def memory_versions(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[Memory]:
+async def memory_versions(memory_id: UUID, ctx: ActingDep, engram: EngramDep) -> list[Memory]:
     """The chain of memories that superseded one another around this one, oldest first."""
     return await engram.memories.chain(ctx, memory_id)
 
 
 @router.get("/memories/{memory_id:uuid_like}/history")
-async def memory_history(memory_id: UUID, ctx: TenantDep, engram: EngramDep) -> list[HistoryEvent]:
+async def memory_history(memory_id: UUID, ctx: ActingDep, engram: EngramDep) -> list[HistoryEvent]:
     return await engram.memories.history(ctx, memory_id)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
-from engram.api.deps import EngramDep, TenantDep, known_query
+from engram.api.deps import ActingDep, EngramDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.transfer import Format
 from engram.errors import InvalidInput
@@ -22,9 +22,10 @@ MAX_LINE = 16 * 1024 * 1024
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {NDJSON: {}}}})
-async def export(ctx: TenantDep, engram: EngramDep) -> StreamingResponse:
+async def export(ctx: ActingDep, engram: EngramDep) -> StreamingResponse:
     """Every memory (active, superseded, forgotten) with its history, one JSON object per line,
-    streamed from one snapshot. The last line, ``{"end": {"memories": N}}``, marks a whole file."""
+    streamed from one snapshot; with user_id, every memory of that user's own. The last line,
+    ``{"end": {"memories": N}}``, marks a whole file."""
     return StreamingResponse(engram.transfer.export(ctx), media_type=NDJSON)
 
 
@@ -40,12 +41,13 @@ async def export(ctx: TenantDep, engram: EngramDep) -> StreamingResponse:
 )
 async def import_(
     request: Request,
-    ctx: TenantDep,
+    ctx: ActingDep,
     engram: EngramDep,
     format: Annotated[Format | None, Query(description="default: told from the first line")] = None,
 ) -> ImportSummary:
     """Import an engram export, a mem0 export or the MCP reference memory server's file, read as
-    it arrives. Importing the same file again adds nothing."""
+    it arrives. Importing the same file again adds nothing. Memories keep their users (a mem0
+    record's user_id too); with user_id, every memory imported is that user's."""
     return await engram.transfer.import_lines(ctx, _lines(request.stream()), format)
 
 
