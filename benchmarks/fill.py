@@ -59,7 +59,7 @@ async def grow(
                 base = pool[template][rng.randrange(len(pool[template]))]
                 noisy = base + noise.normal(0, NOISE, base.shape)
                 vector = (noisy / np.linalg.norm(noisy)).astype(np.float32)
-                c = derived_columns(content, Kind.fact, "long_term", None, vector, model)
+                c = derived_columns(content, Kind.fact, "long_term", None, vector, model, None)
                 records.append(
                     (content, c["language"], c["dedup_key"], c["identifiers"], c["search_tokens"], vector, c["slot"])
                 )

@@ -272,3 +272,37 @@ async def test_oauth_seekers_are_told_to_send_a_key(service):
             answer = await client.request(method, path, json={} if method == "POST" else None)
             assert answer.status_code == 404, path
             assert "Authorization: Bearer <key>" in answer.json()["error"]["message"], path
+
+
+async def test_a_purge_leaves_no_text_of_the_memory_anywhere(api, engram):
+    """Purged: its text before an edit, the forget reason, and its text quoted in the history of
+    the memory it replaced are gone too; the events stay, with their ids."""
+    client, name, _ = api
+    base = f"/t/{name}/v1"
+    old = (await client.post(f"{base}/memories", json={"content": "The user lives in Lyon"})).json()["memory"]
+    await client.patch(f"{base}/memories/{old['id']}", json={"content": "The user lives in Lyon, near Croix-Rousse"})
+    new = (
+        await client.post(f"{base}/memories", json={"content": "The user moved to Nantes", "replaces": [old["id"]]})
+    ).json()["memory"]
+    for memory, reason in ((new, "private: Nantes"), (old, "private: Croix-Rousse")):
+        await client.post(f"{base}/memories/{memory['id']}/forget", json={"reason": reason})
+        assert (await client.delete(f"{base}/memories/{memory['id']}")).status_code == 204
+        history = (await client.get(f"{base}/memories/{memory['id']}/history")).json()
+        assert history[-1]["event"] == "purged"
+        if memory is new:  # the memory it replaced no longer quotes it
+            assert "Nantes" not in (await client.get(f"{base}/memories/{old['id']}/history")).text
+    for memory in (old, new):
+        served = (await client.get(f"{base}/memories/{memory['id']}/history")).text
+        assert "Lyon" not in served and "Nantes" not in served and "Croix-Rousse" not in served
+    ctx = await engram.tenants.resolve(name)
+    async with engram.pool.acquire() as conn:
+        await conn.execute("CHECKPOINT")
+        left = await conn.fetchval(
+            f"""SELECT count(*) FROM {ctx.schema}.memory_history h
+                WHERE h.content ~ 'Lyon|Nantes|Croix' OR h.details::text ~ 'Lyon|Nantes|Croix'"""
+        )
+    assert left == 0
+    superseded = next(
+        e for e in (await client.get(f"{base}/memories/{old['id']}/history")).json() if e["event"] == "superseded"
+    )
+    assert superseded["details"]["superseded_by"] == new["id"]  # the event and its link stay

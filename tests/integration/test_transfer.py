@@ -246,3 +246,18 @@ async def test_pages_and_batches_stream_across_their_bounds(two, engram, monkeyp
     assert (summary.imported, summary.links) == (9, 1) and seen == [2, 4, 6, 8, 9]
     old = await engram.memories.get(ctx, UUID(ids["old"]))
     assert str(old.superseded_by) == ids["new"]
+
+
+async def test_a_memory_already_present_is_left_as_it_is(two):
+    """A newer export says A was superseded by B; the target already holds A (from an older export):
+    A is skipped as already present, and its supersession link is not set either."""
+    (source, src), (target, dst) = two
+    a = (await source.post(f"{src}/memories", json={"content": "The user lives in Lyon"})).json()["memory"]
+    older = (await source.get(f"{src}/export")).content
+    assert (await target.post(f"{dst}/import", content=older)).json()["imported"] == 1
+    await source.post(f"{src}/memories", json={"content": "The user moved to Nantes", "replaces": [a["id"]]})
+    newer = (await source.get(f"{src}/export")).content
+    summary = (await target.post(f"{dst}/import", content=newer)).json()
+    assert (summary["imported"], summary["already_present"], summary["links"]) == (1, 1, 0)
+    kept = (await target.get(f"{dst}/memories/{a['id']}")).json()
+    assert (kept["status"], kept["superseded_by"]) == ("active", None)

@@ -168,7 +168,10 @@ class TransferService:
                 [
                     (item.memory.id, item.memory.superseded_by)
                     for _, item in batch
-                    if item.memory.superseded_by is not None and item.memory.status == Status.superseded
+                    # a memory already present is left as it is: "already present" changes nothing
+                    if item.memory.id in inserted
+                    and item.memory.superseded_by is not None
+                    and item.memory.status == Status.superseded
                 ],
             )
         summary.read += len(batch)

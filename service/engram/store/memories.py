@@ -410,9 +410,29 @@ async def add_history(conn: asyncpg.Connection, schema: str, *rows: HistoryRow) 
     )
 
 
-async def erase_history_content(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> None:
-    """A purge removes every copy of the content; the events themselves stay."""
-    await conn.execute(f"UPDATE {schema}.memory_history SET content = NULL WHERE memory_id = $1", memory_id)
+# What a history event keeps once the memory it tells of, or quotes, is purged: ids, numbers and
+# states, never a text (content, previous_content, a reason that may quote it, a source).
+STRUCTURAL_DETAILS = ["superseded_by", "newer", "merged_with", "similarity", "previous_status", "by_caller"]
+# The keys under which an event of another memory names the memory whose text it quotes.
+_QUOTING = ("superseded_by", "newer", "merged_with")
+
+
+async def erase_history_content(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> int:
+    """A purge removes every copy of the content: from the memory's own events (their content, the
+    text before an edit, the texts of the repeats and merges it took in, the forget reason), and
+    from the events of other memories that quote it (a retired memory's "superseded by", a mark).
+    The events themselves stay, with their ids and states. Returns the events scrubbed."""
+    quoting = " OR ".join(f"h.details->>'{key}' = $1::text" for key in _QUOTING)
+    status = await conn.execute(
+        f"""UPDATE {schema}.memory_history h
+            SET content = CASE WHEN h.memory_id = $1 THEN NULL ELSE h.content END,
+                details = (SELECT coalesce(jsonb_object_agg(e.key, e.value), '{{}}'::jsonb)
+                           FROM jsonb_each(h.details) AS e WHERE e.key = ANY($2::text[]))
+            WHERE h.memory_id = $1 OR {quoting}""",
+        memory_id,
+        STRUCTURAL_DETAILS,
+    )
+    return int(status.split()[-1])
 
 
 async def history(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> list[HistoryEvent]:
