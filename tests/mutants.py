@@ -44,6 +44,8 @@ STORING, FUSION, DECISIONS = f"{DOMAIN}/storing.py", f"{DOMAIN}/fusion.py", f"{D
 DEDUP = "service/engram/services/dedup.py"
 WRITE_UNIT = ("tests/unit/test_relations.py", "tests/unit/test_utterance.py", "tests/unit/test_rule_judge.py")
 STORIES = "tests/integration/test_write_stories.py"
+# Users inside a tenant (issue 28).
+TENANCY, USERS = f"{DOMAIN}/tenancy.py", ("tests/integration/test_users.py",)
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -641,6 +643,55 @@ MUTANTS = [
         "by_caller=True) for m in replaces)",
         "by_caller=True) for m in ())",
         (STORIES,),
+    ),
+    Mutant(
+        "a user's filter reaches every owner",
+        "service/engram/store/filters.py",
+        """clauses.append(f"coalesce({alias}.user_id, '') = ANY({params.add(f.owners())}::text[])")""",
+        "pass",
+        USERS,
+    ),
+    Mutant(
+        "nearest facts of any owner",
+        "service/engram/store/memories.py",
+        "AND m.layer = t.layer AND {OWNER} = t.owner",
+        "AND m.layer = t.layer",
+        USERS,
+    ),
+    Mutant(
+        "two users' same text is one duplicate key",
+        f"{DOMAIN}/text.py",
+        "    if owner:\n        raw",
+        "    if False:\n        raw",
+        USERS,
+    ),
+    Mutant(
+        "a user reads another's memory",
+        TENANCY,
+        "memory.user_id in (None, self.user)\n\n    def may_change",
+        "True\n\n    def may_change",
+        USERS,
+    ),
+    Mutant(
+        "a pinned context acts for anyone",
+        TENANCY,
+        "if self.user is None or asked in (None, self.user):",
+        "if True:",
+        USERS,
+    ),
+    Mutant(
+        "a user changes the shared memories",
+        TENANCY,
+        "return self.user is None or memory.user_id == self.user",
+        "return self.user is None or memory.user_id in (None, self.user)",
+        USERS,
+    ),
+    Mutant(
+        "replaces names another user's memory",
+        "service/engram/services/writes.py",
+        "if memory_id not in found or found[memory_id].user_id != item.user_id:",
+        "if memory_id not in found:",
+        USERS,
     ),
 ]
 
