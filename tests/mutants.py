@@ -693,6 +693,27 @@ MUTANTS = [
         "if memory_id not in found:",
         USERS,
     ),
+    Mutant(
+        "an erasure leaves the history",
+        "service/engram/store/erasure.py",
+        'history = await conn.execute(f"DELETE FROM {schema}.memory_history WHERE memory_id = ANY($1::uuid[])", ids)',
+        'history = "DELETE 0"',
+        (*USERS, "-k", "eras"),
+    ),
+    Mutant(
+        "an import brings an erased memory back",
+        "service/engram/services/transfer.py",
+        "rows = [r for r in rows if r.memory.id not in gone]",
+        "gone = set()",
+        (*USERS, "-k", "eras"),
+    ),
+    Mutant(
+        "an erasure leaves the cached query vectors",
+        "service/engram/services/users.py",
+        "cached = await self._cache.drop_prefix(query_cache_prefix(ctx.name, user_id))",
+        "cached = 0",
+        (*USERS, "-k", "eras"),
+    ),
 ]
 
 

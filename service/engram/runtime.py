@@ -191,7 +191,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
         reindex=ReindexService(pool, embedders),
         transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
-        users=UserService(pool, tenants),
+        users=UserService(pool, tenants, writes, cache),
         access=access,
     )
 

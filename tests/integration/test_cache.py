@@ -60,3 +60,25 @@ async def test_local_cache_evicts_least_recently_used_and_expires():
     expiring = LocalCache(max_items=2, ttl_seconds=0)
     await expiring.set("x", b"1")
     assert await expiring.get("x") is None
+
+
+async def test_a_prefix_is_dropped_from_redis_and_from_the_stand_in(redis_url):
+    """Erasure drops a user's cached query vectors by prefix; an unreachable Redis says so (None)."""
+    fallback = LocalCache(100, 60)
+    cache = RedisCache(redis_url, ttl_seconds=60, fallback=fallback)
+    dead = RedisCache(f"redis://127.0.0.1:{free_port()}/0", ttl_seconds=60, fallback=LocalCache(10, 60))
+    try:
+        for n in range(1200):  # more than one SCAN batch
+            await cache.set(f"engram:test-drop:alice:{n}", b"v")
+        await cache.set("engram:test-drop:bob:0", b"v")
+        fallback.keep("engram:test-drop:alice:local", b"v")
+        assert await cache.drop_prefix("engram:test-drop:alice:") == 1201
+        assert await cache.get("engram:test-drop:alice:7") is None
+        assert fallback.lookup("engram:test-drop:alice:local") is None
+        assert await cache.get("engram:test-drop:bob:0") == b"v"
+        assert await cache.drop_prefix("engram:test-drop:alice:") == 0
+        assert await dead.drop_prefix("engram:test-drop:") is None
+    finally:
+        await cache.drop_prefix("engram:test-drop:")
+        await cache.close()
+        await dead.close()

@@ -287,6 +287,11 @@ def test_cli_acts_for_a_user(cli_env):  # noqa: F811
     assert key.returncode == 0 and key.stdout.startswith(f"ek.{name}.")
     bad = run_cli(cli_env, "list", "-t", name, "--user-id", "a/b")
     assert bad.returncode == 2 and "user" in bad.stderr
+    erased = run_cli(cli_env, "users", "erase", "alice", "-t", name, "--yes")
+    assert erased.returncode == 0, erased.stderr
+    receipt = json.loads(erased.stdout)
+    assert receipt["complete"] and receipt["removed"]["memories"] == 1
+    assert "alice" not in run_cli(cli_env, "users", "list", "-t", name).stdout
 
 
 # -- a fuzz of ids across users ------------------------------------------------------------------
@@ -356,3 +361,73 @@ async def test_fuzz_no_user_reaches_another_users_memory(crowd, service):
         for memory_id in set(owners) - changed:
             events = [e["event"] for e in client.get(f"/memories/{memory_id}/history").json()]
             assert events == ["written"], (memory_id, owners[memory_id], events)
+
+
+# -- erasure -----------------------------------------------------------------------------------
+
+
+async def test_erasing_a_user_leaves_nothing_of_theirs_and_stays_erased(shop, engram):
+    client, name, _, ids = shop
+    said = ["The user complained that the courier left the parcel in the rain", "The user lives in Grenoble"]
+    for content in said:
+        await client.post("/memories", json={"content": content, "user_id": "alice"})
+    moved = await client.post("/memories", json={"content": "The user moved to Annecy", "user_id": "alice"})
+    forgotten = moved.json()["memory"]["id"]
+    await client.post(f"/memories/{forgotten}/forget", params={"user_id": "alice"}, json={"reason": "Annecy typo"})
+    await _found(client, "courier parcel rain", user_id="alice")  # a cached query vector of hers
+    alice_key = (await client.post("/users/alice/keys")).json()["api_key"]
+    before = (await client.get("/export", params={"user_id": "alice"})).content
+    bob_before = (await client.get(f"/memories/{ids['bob']}")).json()
+
+    receipt = (await client.delete("/users/alice")).json()
+    assert receipt["complete"] is True and not any(receipt["remaining"].values()), receipt
+    assert receipt["removed"]["memories"] == 4 and receipt["removed"]["memory_history"] >= 5
+    assert receipt["removed"]["api_keys"] == 1 and receipt["removed"]["query_cache"] >= 1
+    assert receipt["removed"]["tombstones"] == 4
+
+    ctx = await engram.tenants.resolve(name)
+    async with engram.pool.acquire() as conn:
+        await conn.execute("CHECKPOINT")
+        tables = await conn.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", ctx.schema.strip('"')
+        )
+        for table in (r["table_name"] for r in tables):
+            left = await conn.fetchval(
+                f"SELECT count(*) FROM {ctx.schema}.{table} t WHERE t::text ~* 'courier|grenoble|annecy|complain'"
+            )
+            assert left == 0, table
+    export = (await client.get("/export")).text
+    assert "Grenoble" not in export and "5512" not in export and ids["bob"] in export
+    assert ids["alice"] not in export
+    assert (await client.get(f"/memories/{ids['bob']}")).json() == bob_before  # bob's untouched
+    assert (await client.get("/users")).json()["users"][0]["user_id"] == "bob"
+    async with httpx.AsyncClient(base_url=str(client.base_url), headers=_bearer(alice_key)) as alice:
+        assert (await alice.get("/memories")).status_code == 401
+
+    again = (await client.delete("/users/alice")).json()  # idempotent
+    assert again["complete"] is True and again["removed"]["memories"] == 0
+    imported = (await client.post("/import", content=before, headers={"content-type": "application/x-ndjson"})).json()
+    assert (imported["imported"], imported["erased"]) == (0, 4)  # an erased memory stays erased
+    assert "Grenoble" not in (await client.get("/export")).text
+
+
+async def test_an_erasure_cut_short_leaves_everything_and_a_rerun_completes_it(shop, engram):
+    _, name, _, ids = shop
+    ctx = await engram.tenants.resolve(name)
+    async with engram.pool.acquire() as conn:  # the process dies at the last delete: a stand-in
+        await conn.execute(
+            f"""CREATE FUNCTION {ctx.schema}.crash() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'crash'; END $$;
+                CREATE TRIGGER crash BEFORE DELETE ON {ctx.schema}.memories
+                FOR EACH STATEMENT EXECUTE FUNCTION {ctx.schema}.crash()"""
+        )
+    with pytest.raises(Exception, match="crash"):
+        await engram.users.erase(ctx, "alice")
+    async with engram.pool.acquire() as conn:
+        assert await conn.fetchval(
+            f"SELECT count(*) FROM {ctx.schema}.memory_history WHERE memory_id = $1", uuid.UUID(ids["alice"])
+        )
+        assert not await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.erased")
+        await conn.execute(f"DROP TRIGGER crash ON {ctx.schema}.memories")
+    receipt = await engram.users.erase(ctx, "alice")
+    assert receipt.complete and receipt.removed["memories"] == 1

@@ -18,6 +18,11 @@ class Cache(ABC):
     @abstractmethod
     async def set(self, key: str, value: bytes) -> None: ...
 
+    @abstractmethod
+    async def drop_prefix(self, prefix: str) -> int | None:
+        """Remove every entry whose key starts with ``prefix``; how many, or None if the cache
+        could not be reached (its entries then expire by their TTL)."""
+
     async def close(self) -> None:  # noqa: B027 - most caches hold nothing to close
         """Release connections, if any."""
 

@@ -20,6 +20,12 @@ class LocalCache(Cache):
     async def set(self, key: str, value: bytes) -> None:
         self.keep(key, value)
 
+    async def drop_prefix(self, prefix: str) -> int | None:
+        doomed = [key for key in self._items if key.startswith(prefix)]
+        for key in doomed:
+            del self._items[key]
+        return len(doomed)
+
     def lookup(self, key: str) -> bytes | None:
         """The value, uncounted (for a cache that stands in for another)."""
         item = self._items.get(key)

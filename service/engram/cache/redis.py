@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -52,6 +53,17 @@ class RedisCache(Cache):
                 return
         self._fallback.keep(key, value)
 
+    async def drop_prefix(self, prefix: str) -> int | None:
+        """From Redis and from the in-process stand-in; None when Redis is out of reach."""
+        dropped = await self._fallback.drop_prefix(prefix) or 0
+        try:
+            async for batch in _batches(self._redis.scan_iter(match=f"{prefix}*", count=1000)):
+                dropped += await self._redis.unlink(*batch)
+        except (RedisError, OSError) as exc:
+            self._mark_down(exc)
+            return None
+        return dropped
+
     async def close(self) -> None:
         try:
             await self._redis.aclose()
@@ -67,3 +79,14 @@ class RedisCache(Cache):
         if self._down:
             log.info("redis is back")
         self._down = False
+
+
+async def _batches(keys: AsyncIterator[bytes], size: int = 500) -> AsyncIterator[list[bytes]]:
+    batch: list[bytes] = []
+    async for key in keys:
+        batch.append(key)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -158,7 +158,7 @@ class SearchService:
             found, ranking = NO_CANDIDATES, await self._by_time(ctx, request, reading, top_k)
         else:
             embedding, keyword, sums = await asyncio.gather(
-                self._query_embedding(ctx, reading.text),
+                self._query_embedding(ctx, reading.text, request.filter.user_id),
                 self._keyword_query(ctx, query_tokens(reading.text)),
                 self._sums.of(ctx.schema, ctx.embedding_model),
             )
@@ -373,10 +373,10 @@ class SearchService:
         self._statistics[ctx.schema] = (time.monotonic() + _STATISTICS_SECONDS, stats)
         return stats
 
-    async def _query_embedding(self, ctx: TenantContext, query: str) -> np.ndarray:
+    async def _query_embedding(self, ctx: TenantContext, query: str, user: str | None) -> np.ndarray:
         embedder = self._embedders.get(ctx.embedding_model)
         digest = hashlib.sha256(query.encode()).hexdigest()
-        key = f"engram:qemb:{embedder.model_id}:{digest}"
+        key = f"{query_cache_prefix(ctx.name, user)}{embedder.model_id}:{digest}"
         cached = await self._cache.get(key)
         if cached is not None:
             return np.frombuffer(cached, dtype=np.float32)
@@ -384,6 +384,13 @@ class SearchService:
             vector = await embedder.embed_query(query)
         await self._cache.set(key, vector.astype(np.float32).tobytes())
         return vector
+
+
+def query_cache_prefix(tenant: str, user: str | None) -> str:
+    """Where a tenant's (and one user's) cached query vectors are kept: erasing a user or a
+    tenant drops them by this prefix. The user is hashed: no user id is readable in the cache."""
+    owner = hashlib.sha256(user.encode()).hexdigest()[:16] if user else "-"
+    return f"engram:qemb:{tenant}:{owner}:"
 
 
 def other_language(memory: str, query: str) -> bool:

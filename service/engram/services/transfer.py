@@ -26,6 +26,7 @@ from engram.embedding import Embedders
 from engram.errors import Conflict, InvalidInput
 from engram.services.access import AccessLog
 from engram.services.writes import WriteService, memory_row
+from engram.store import erasure
 from engram.store import memories as repo
 from engram.store import transfer as store
 
@@ -39,6 +40,7 @@ class ImportSummary(BaseModel):
     read: int = Field(description="memories (or observations and relations) read from the file")
     imported: int = Field(description="memories added to the tenant")
     already_present: int = Field(description="skipped: imported before (same id or source id)")
+    erased: int = Field(0, description="skipped: erased from this tenant, and an erased memory stays erased")
     duplicates: int = Field(description="skipped or merged: the tenant already held the same fact")
     links: int = Field(0, description="supersession links set (engram exports)")
     outcomes: dict[str, int] = Field(default_factory=dict, description="write outcomes (other stores' exports)")
@@ -160,7 +162,9 @@ class TransferService:
             if model != ctx.embedding_model:
                 raise Conflict("the tenant's embedding model changed during the import (a reindex): import again")
             present = await store.existing_ids(conn, ctx.schema, [r.memory.id for r in rows])
-            inserted = await store.insert_exported(conn, ctx.schema, rows)
+            gone = await erasure.erased_ids(conn, ctx.schema, [r.memory.id for r in rows])
+            rows = [r for r in rows if r.memory.id not in gone]
+            inserted = await store.insert_exported(conn, ctx.schema, rows) if rows else set()
             history = [(item.memory.id, e) for _, item in batch if item.memory.id in inserted for e in item.history]
             await store.add_exported_history(conn, ctx.schema, history)
             await store.remember_links(
@@ -177,7 +181,8 @@ class TransferService:
         summary.read += len(batch)
         summary.imported += len(inserted)
         summary.already_present += len(present)
-        summary.duplicates += len(batch) - len(inserted) - len(present)
+        summary.erased += len(gone)
+        summary.duplicates += len(batch) - len(inserted) - len(present) - len(gone)
 
     async def _import_foreign(
         self,
@@ -191,10 +196,13 @@ class TransferService:
         pending: list[NewMemory] = []
 
         async def flush() -> None:
+            named = [i.external_id or "" for i in pending]
             async with self._pool.acquire() as conn:
-                present = await store.existing_external_ids(conn, ctx.schema, [i.external_id or "" for i in pending])
-            fresh = list({i.external_id: i for i in pending if i.external_id not in present}.values())
-            summary.already_present += len(pending) - len(fresh)
+                present = await store.existing_external_ids(conn, ctx.schema, named)
+                gone = await erasure.erased_external_ids(conn, ctx.schema, named)
+            fresh = list({i.external_id: i for i in pending if i.external_id not in present | gone}.values())
+            summary.erased += sum(1 for i in pending if i.external_id in gone)
+            summary.already_present += len(pending) - len(fresh) - sum(1 for i in pending if i.external_id in gone)
             if fresh:
                 for result in await self._writes.write_batch(ctx, fresh, actor=f"import:{format.value}"):
                     outcomes[result.outcome.value] += 1
