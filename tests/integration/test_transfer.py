@@ -98,6 +98,7 @@ async def test_export_then_import_brings_back_the_same_memories_and_history(two)
         "read": 5,
         "imported": 5,
         "already_present": 0,
+        "erased": 0,
         "duplicates": 0,
         "links": 1,
         "outcomes": {},

@@ -172,10 +172,7 @@ class TransferService:
                 [
                     (item.memory.id, item.memory.superseded_by)
                     for _, item in batch
-                    # a memory already present is left as it is: "already present" changes nothing
-                    if item.memory.id in inserted
-                    and item.memory.superseded_by is not None
-                    and item.memory.status == Status.superseded
+                    if item.memory.superseded_by is not None and item.memory.status == Status.superseded
                 ],
             )
         summary.read += len(batch)

@@ -172,12 +172,13 @@ async def remember_links(conn: asyncpg.Connection, links: list[tuple[UUID, UUID]
 
 
 async def apply_links(conn: asyncpg.Connection, schema: str) -> int:
-    """Set every pending link whose two memories exist and whose memory has no successor yet (a
-    re-import changes nothing); returns how many were set."""
+    """Set every pending link whose two memories exist and whose memory is superseded with no
+    successor yet (a re-import changes nothing, and a memory the tenant holds as active stays as
+    it is: "already present" changes nothing); returns how many were set."""
     status = await conn.execute(
         f"""UPDATE {schema}.memories m SET superseded_by = p.successor
             FROM pg_temp.engram_pending_links p
-            WHERE m.id = p.id AND m.superseded_by IS NULL
+            WHERE m.id = p.id AND m.superseded_by IS NULL AND m.status = 'superseded'
               AND EXISTS (SELECT 1 FROM {schema}.memories s WHERE s.id = p.successor)"""
     )
     await conn.execute("DROP TABLE pg_temp.engram_pending_links")
