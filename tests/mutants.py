@@ -380,8 +380,8 @@ MUTANTS = [
     Mutant(
         "the service refuses a retiring key during its overlap",
         TENANT_META,
-        "WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now()))",
-        "WHERE key_hash = $1 AND revoked_at IS NULL)",
+        'WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now())""",',
+        'WHERE key_hash = $1 AND revoked_at IS NULL""",',
         (DAY2_TESTS, "-k", "rotated"),
     ),
     Mutant(

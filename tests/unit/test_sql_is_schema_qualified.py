@@ -23,6 +23,7 @@ NOT_TABLES = {
     "commit",
     "select",
     "unnest",
+    "jsonb_each",  # set-returning functions, like unnest
     "lateral",
     "of",
     "set",
