@@ -60,9 +60,10 @@ async def page(browser, request) -> AsyncIterator:
     assert errors == [], errors
 
 
-async def screenshot(page, name: str) -> Path:
+async def screenshot(page, name: str, full_page: bool = True) -> Path:
+    """The whole page, or what the screen shows (full_page=False: an open popup at its place)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     await page.evaluate("window.scrollTo(0, 0)")  # a sticky header is drawn where the page is scrolled to
-    await page.screenshot(path=str(path), full_page=True)
+    await page.screenshot(path=str(path), full_page=full_page)
     return path

@@ -1,8 +1,9 @@
 """The memory browser in headless Chromium against the real service and database, at desktop and
 phone width: log in, find what the API wrote (text filter, timeline, filters), see why search found
 it, edit, pin, forget, restore, purge one or many, read the history and the chain of versions,
-preview forgetting on its decay chart and run it; errors read as sentences; a wrong key sees
-nothing. Screenshots of the main pages go to test-artifacts/ui/ (docs/ui/ keeps a copy)."""
+preview forgetting on its decay chart and run it; pick an end user (by the start of their id, a
+page at a time) to list and search theirs with or without the shared ones; errors read as
+sentences; a wrong key sees nothing. Screenshots of the main pages go to test-artifacts/ui/ (docs/ui/ keeps a copy)."""
 
 from __future__ import annotations
 
@@ -337,3 +338,160 @@ async def test_dark_theme_is_remembered(page, service, ui_tenant):
     await screenshot(page, "memories-dark")
     await page.reload()
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+
+
+ODD = "a+b@x.io"  # '+' would read as a space in a query string sent unescaped
+
+
+async def owners_shown(page) -> list[str]:
+    """Whose each listed memory is, as its row says: a user id or "shared"."""
+    cells = page.locator("#memory-table tbody td.owner")
+    return await cells.evaluate_all("cells => cells.map(c => (c.querySelector('.user-link, .shared')).textContent)")
+
+
+async def pick(page, selector: str) -> None:
+    await page.click("#user-picked")
+    await page.click(f"#user-options {selector}")
+    await expect(page.locator("#user-picker")).not_to_have_attribute("open", "")
+
+
+async def test_user_picker_filters_the_list_and_search(page, service, ui_tenant):
+    name, key = ui_tenant
+    shared = [
+        {"content": "Support hours are 9 to 5 on weekdays: parcel questions go to the courier desk"},
+        {"content": "Refunds for a lost parcel take five working days", "type": "fact"},
+    ]
+    with rest(service, name, key) as api:
+        api.post("/memories/batch", json={"items": shared}).raise_for_status()
+    await log_in(page, service, name, key)
+    rows = page.locator("#memory-table tbody tr")
+    await expect(rows).to_have_count(2)
+    await page.click("#user-picked")
+    empty = "No users yet: memories written with a user_id appear here."
+    await expect(page.locator("#users-empty")).to_have_text(empty)
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#user-picker")).not_to_have_attribute("open", "")
+
+    alice = "alice@example.com"
+    items = [
+        {"content": "Alice's parcel went to the old address on Elm", "user_id": alice, "agent_id": "support-bot"},
+        {"content": "Alice prefers email over phone calls", "type": "preference", "user_id": alice},
+        {"content": "The parcel for order 77 arrived with a cracked lid", "user_id": ODD},
+        {"content": "Wants the parcel left with the neighbour at number 12", "user_id": ODD, "type": "preference"},
+        {"content": "Bob's parcel is stuck in customs", "user_id": "bob:42|x~y=z"},
+    ]
+    with rest(service, name, key) as api:
+        written = api.post("/memories/batch", json={"items": items}).json()["results"]
+        api.post(f"/memories/{written[3]['memory']['id']}/forget").raise_for_status()
+    await page.reload()
+    await expect(rows).to_have_count(6)  # every user's and the shared ones
+    await expect(page.locator("#scope")).to_have_attribute("data-scope", "all")
+
+    await page.click("#user-picked")  # the users by id, with their counts
+    options = page.locator("#user-options [data-user]")
+    await expect(options).to_have_count(3)
+    await expect(options.nth(0)).to_have_attribute("data-user", ODD)
+    await expect(page.locator(f'#user-options [data-user="{ODD}"] .user-count')).to_have_text("1 active · 1 forgotten")
+    await expect(page.locator(f'#user-options [data-user="{alice}"] .user-count')).to_have_text("2 active")
+    await expect(page.locator('#user-options [data-user="bob:42|x~y=z"] .user-count')).to_have_text("1 active")
+    await page.fill("#user-prefix", "a+")  # found by the start of the id
+    await expect(options).to_have_count(1)
+    await page.fill("#user-prefix", "nobody")
+    await expect(page.locator("#users-empty")).to_have_text("No user id starts with “nobody”.")
+    await page.fill("#user-prefix", "al")
+    await expect(options).to_have_count(1)
+    await page.press("#user-prefix", "Enter")  # picks the first user shown
+    await expect(page.locator("#user-picked")).to_have_text(alice)
+    await expect(rows).to_have_count(4)  # alice's and the shared ones, no other user's
+    assert sorted(await owners_shown(page)) == [alice, alice, "shared", "shared"]
+    await expect(page.locator("#memory-table tbody td.owner .agent")).to_have_text(["agent support-bot"])
+    await expect(page.locator("#counts-scope")).to_contain_text(f"{alice}'s memories and the shared ones")
+    await expect(page.locator("#counts [data-status=active] strong")).to_have_text("4")
+    await expect(page.locator("#timeline-caption")).to_contain_text("4 memories")
+    await fits_the_screen(page)
+    await screenshot(page, "users-picked")
+
+    await page.check("#own-only")  # theirs only, without the shared ones
+    await expect(rows).to_have_count(2)
+    assert await owners_shown(page) == [alice, alice]
+    await expect(page.locator("#timeline-caption")).to_contain_text("2 memories")
+    await page.reload()  # the choice stays with the session
+    await expect(page.locator("#user-picked")).to_have_text(alice)
+    await expect(page.locator("#own-only")).to_be_checked()
+    await expect(rows).to_have_count(2)
+
+    await page.click("#nav a[data-view=search]")  # search looks within the same user
+    await expect(page.locator("#scope")).to_be_visible()
+    await page.fill("#search-form input[name=query]", "parcel")
+    await page.fill("#search-form input[name=top_k]", "20")
+    await page.click("#search-form button")
+    hits = page.locator("#hits .hit")
+    await expect(hits).to_have_count(1)
+    await expect(hits.first).to_contain_text("Alice's parcel went to the old address")
+    await expect(hits.first.locator(".owner")).to_contain_text(alice)
+    await page.uncheck("#own-only")  # the search is redone: now with the shared ones
+    await expect(hits).to_have_count(3)
+    texts = " ".join(await hits.all_text_contents())
+    assert "Support hours" in texts and "Refunds" in texts and "cracked lid" not in texts and "customs" not in texts
+
+    await pick(page, f'[data-user="{ODD}"]')  # an id with + and @ in the query string and the body
+    await expect(page.locator("#user-picked")).to_have_text(ODD)
+    await expect(hits).to_have_count(3)  # ODD's active one and the two shared
+    texts = " ".join(await hits.all_text_contents())
+    assert "cracked lid" in texts and "Alice" not in texts and "neighbour" not in texts  # the forgotten one stays out
+    await page.click("#nav a[data-view=memories]")
+    await expect(rows).to_have_count(3)
+    assert sorted(await owners_shown(page)) == [ODD, "shared", "shared"]
+    await expect(page.locator("#counts [data-status=active] strong")).to_have_text("3")
+    await expect(page.locator("#counts [data-status=forgotten] strong")).to_have_text("1")
+    await expect(page.locator("#notice")).to_be_hidden()  # no request refused the id
+    await page.click("#counts [data-status=forgotten]")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("neighbour at number 12")
+    await page.click("#counts [data-status=active]")
+    await page.check("#own-only")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("cracked lid")
+
+    await pick(page, "[data-scope=shared]")  # the tenant's own memories alone
+    await expect(page.locator("#own-only-field")).to_be_hidden()
+    await expect(rows).to_have_count(2)
+    assert await owners_shown(page) == ["shared", "shared"]
+    await pick(page, "[data-scope=all]")
+    await expect(rows).to_have_count(6)
+    await page.click('#memory-table tbody .user-link[data-user="bob:42|x~y=z"]')  # a row's user picks them
+    await expect(page.locator("#user-picked")).to_have_text("bob:42|x~y=z")
+    await expect(rows).to_have_count(3)
+    await expect(page.locator("#detail")).to_be_hidden()
+
+    await page.click("#logout")  # the user picked leaves with the key
+    await log_in(page, service, name, key)
+    await expect(rows).to_have_count(6)
+    await expect(page.locator("#user-picked")).to_have_text("All users")
+
+
+@BOTH
+async def test_user_picker_pages_through_many_users(page, service, ui_tenant):
+    name, key = ui_tenant
+    items = [{"content": f"Customer {i} asked about invoice {i}", "user_id": f"cust-{i:03d}"} for i in range(60)]
+    with rest(service, name, key) as api:
+        api.post("/memories/batch", json={"items": items}).raise_for_status()
+    await log_in(page, service, name, key)
+    await expect(page.locator("#memory-table tbody tr")).to_have_count(50)
+    await page.click("#user-picked")
+    options = page.locator("#user-options [data-user]")
+    await expect(options).to_have_count(50)
+    await expect(page.locator("#users-shown")).to_have_text("50 users shown")
+    await fits_the_screen(page)
+    await screenshot(page, f"user-picker-{page.viewport_size['width']}", full_page=False)
+    await page.click("#more-users")
+    await expect(options).to_have_count(60)
+    await expect(page.locator("#more-users")).to_be_hidden()
+    await expect(page.locator("#users-shown")).to_have_text("60 users")
+    await page.fill("#user-prefix", "cust-05")
+    await expect(options).to_have_count(10)
+    await expect(page.locator("#more-users")).to_be_hidden()
+    await page.locator('#user-options [data-user="cust-057"]').click()
+    await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
+    await expect(page.locator("#memory-table tbody tr")).to_contain_text("invoice 57")
+    await fits_the_screen(page)

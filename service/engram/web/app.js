@@ -6,6 +6,7 @@ import { $, $$, dismiss } from "./dom.js";
 import { wireForgetting } from "./forgetting.js";
 import { loadMemories, wireMemories } from "./memories.js";
 import { wireSearch } from "./search.js";
+import { resetScope, wireUsers } from "./users.js";
 
 const VIEWS = ["memories", "search", "forgetting"];
 const current = () => (VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "memories");
@@ -15,6 +16,8 @@ function logout(message = "") {
   for (const view of $$("main > section")) view.hidden = view.id !== "login-view";
   $("#nav").hidden = true;
   $("#logout").hidden = true;
+  $("#scope").hidden = true;
+  resetScope(); // the user picked goes with the key
   $("#login-error").textContent = message;
   dismiss();
   $("#key").focus();
@@ -38,6 +41,7 @@ function show(view) {
   if (!key.get()) return logout();
   $("#nav").hidden = false;
   $("#logout").hidden = false;
+  $("#scope").hidden = view === "forgetting"; // forgetting runs over the whole tenant
   for (const section of $$("main > section")) section.hidden = section.id !== `${view}-view`;
   for (const link of $$("#nav a")) link.classList.toggle("current", link.dataset.view === view);
   if (view === "memories") loadMemories();
@@ -67,6 +71,7 @@ $("#theme").addEventListener("click", nextTheme);
 $("#notice-close").addEventListener("click", dismiss);
 window.addEventListener("engram:unauthorised", (event) => logout(event.detail));
 window.addEventListener("hashchange", () => show(current()));
+wireUsers();
 wireMemories();
 wireSearch();
 wireForgetting();

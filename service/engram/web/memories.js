@@ -1,12 +1,14 @@
 // The memory list: counts, a timeline to pick a period, a text filter and the other filters,
 // bulk actions on the selected rows, and one memory's detail (edit, pin, forget, its versions
-// drawn as a chain, its history).
+// drawn as a chain, its history). All of it within the user picked (users.js).
 
 import { api, ApiError } from "./api.js";
 import { legend, responsive, timelineChart, TYPES } from "./charts.js";
 import { $, $$, bar, dateOf, el, fill, label, notify, plural, when } from "./dom.js";
+import { countsCaption, pickUser, scopeParams, statsPath } from "./users.js";
 
 let cursor = null;
+let loads = 0; // a list asked for again (another filter, another user) drops the older answers
 let openId = null;
 const selected = new Set();
 const period = { after: null, before: null }; // picked on the timeline
@@ -24,13 +26,14 @@ function filterQuery() {
   }
   if (period.after) params.set("occurred_after", period.after);
   if (period.before) params.set("occurred_before", period.before);
-  return params;
+  return scopeParams(params);
 }
 
 // -- counts and timeline -------------------------------------------------------------------
 
-async function loadCounts() {
-  const counts = await api("/stats");
+async function loadCounts(asked) {
+  const counts = await api(statsPath());
+  if (asked !== loads) return;
   const active = counts.by_status.active ?? 0;
   const stat = (value, text, attrs = {}) => el("button", { type: "button", class: "stat", ...attrs }, el("strong", {}, value), el("span", {}, text));
   const byType = TYPES.map((t) =>
@@ -44,7 +47,8 @@ async function loadCounts() {
     ...byType,
     stat(counts.by_status.superseded ?? 0, "superseded", { "data-status": "superseded", on: { click: () => pickFilter({ status: "superseded", type: "" }) } }),
     stat(counts.by_status.forgotten ?? 0, "forgotten", { "data-status": "forgotten", on: { click: () => pickFilter({ status: "forgotten", type: "" }) } }),
-    el("p", { class: "hint layers", title: "Active memories by layer" }, `Layers: ${layers}`),
+    el("p", { class: "hint layers" }, el("span", { title: "Active memories by layer" }, `Layers: ${layers}`), " · ",
+      el("span", { id: "counts-scope" }, countsCaption())),
   );
 }
 
@@ -53,11 +57,12 @@ function pickFilter(values) {
   loadMemories();
 }
 
-async function loadTimeline() {
+async function loadTimeline(asked) {
   const params = filterQuery();
   params.delete("occurred_after");
   params.delete("occurred_before");
   const timeline = await api(`/memories/timeline?${params}`);
+  if (asked !== loads) return;
   const container = $("#timeline");
   fill($("#timeline-legend"), ...legend());
   if (!timeline.points.length) {
@@ -93,6 +98,20 @@ function markPeriod() {
 
 // -- the list ------------------------------------------------------------------------------
 
+// Whose memory it is (a user's, as a link to pick that user, or the tenant's shared one), and
+// the agent that wrote it.
+export function owner(m, tag = "td") {
+  const pick = (e) => {
+    e.stopPropagation();
+    pickUser(m.user_id);
+  };
+  return el(tag, { class: "owner", "data-label": "User" },
+    m.user_id
+      ? el("button", { type: "button", class: "user-link", "data-user": m.user_id, title: `Show ${m.user_id}'s memories`, on: { click: pick } }, m.user_id)
+      : el("span", { class: "shared", title: "The tenant's own memory, of no user: every user's agent reads it" }, "shared"),
+    m.agent_id ? el("span", { class: "agent", title: "the agent that wrote it" }, `agent ${m.agent_id}`) : null);
+}
+
 function row(m) {
   const check = el("input", {
     type: "checkbox", class: "pick-one", "aria-label": "Select", checked: selected.has(m.id),
@@ -102,6 +121,7 @@ function row(m) {
     el("td", { class: "pick" }, check),
     el("td", { class: "content" }, m.pinned ? el("span", { class: "badge pinned", title: "Pinned: never forgotten by the schedule" }, "pinned") : null, m.content,
       m.tags.length ? el("span", { class: "tags" }, ...m.tags.map((t) => el("span", { class: "tag" }, t))) : null),
+    owner(m),
     el("td", { "data-label": "Type" }, el("span", { class: `badge type-${m.type}` }, m.type)),
     el("td", { "data-label": "Layer" }, label(m.layer)),
     el("td", { "data-label": "Status" }, el("span", { class: `status status-${m.status}` }, m.status)),
@@ -112,20 +132,22 @@ function row(m) {
 }
 
 export async function loadMemories({ more = false, keepTimeline = false } = {}) {
+  const asked = more ? loads : ++loads;
   try {
     if (!more) {
       cursor = null;
       selected.clear();
       updateBulk();
       fill($("#memory-table tbody"));
-      loadCounts().catch(fail);
-      if (!keepTimeline) loadTimeline().catch(fail);
+      loadCounts(asked).catch(fail);
+      if (!keepTimeline) loadTimeline(asked).catch(fail);
       else markPeriod();
     }
     const params = filterQuery();
     params.set("limit", "50");
     if (cursor) params.set("cursor", cursor);
     const page = await api(`/memories?${params}`);
+    if (asked !== loads) return;
     $("#memory-table tbody").append(...page.items.map(row));
     cursor = page.next_cursor;
     $("#more").hidden = !cursor;
@@ -280,6 +302,7 @@ function renderDetail(m, history, versions) {
     el("span", { class: `status status-${m.status}` }, m.status),
     m.pinned ? el("span", { class: "badge pinned" }, "pinned") : null,
     el("span", {}, label(m.layer)),
+    owner(m, "span"),
     el("span", {}, m.language),
     el("span", {}, `used ${plural(m.access_count, "time")}`),
     el("span", {}, `said ${plural(m.mentions, "time")}`),
@@ -331,4 +354,8 @@ export function wireMemories() {
   $("#bulk-clear").addEventListener("click", () => selectAll(false));
   for (const [selector, action] of Object.entries(bulkActions)) $(selector).addEventListener("click", action);
   document.addEventListener("keydown", (e) => e.key === "Escape" && !$("#detail").hidden && closeDetail());
+  window.addEventListener("engram:scope", () => {
+    closeDetail();
+    if (!$("#memories-view").hidden) loadMemories();
+  });
 }

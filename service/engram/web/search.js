@@ -2,20 +2,26 @@
 
 import { api } from "./api.js";
 import { $, bar, el, fill, score, when } from "./dom.js";
-import { fail, openMemory } from "./memories.js";
+import { fail, openMemory, owner } from "./memories.js";
+import { scopeFilter } from "./users.js";
 
 const CHANNELS = ["vector", "keyword", "rule", "context"];
 const CHANNEL_TITLES = { vector: "Vector", keyword: "Keyword", rule: "Rule", time: "Time", context: "Context" };
 
+let searches = 0; // only the newest search is drawn
+
 async function search(event) {
   event.preventDefault();
+  const asked = ++searches;
   const form = new FormData($("#search-form"));
-  const body = { query: form.get("query"), top_k: Number(form.get("top_k") || 5), explain: true };
+  const body = { query: form.get("query"), top_k: Number(form.get("top_k") || 5), explain: true, filter: scopeFilter() };
   if (form.get("now")) body.now = new Date(form.get("now")).toISOString();
   fill($("#search-results"), el("p", { class: "hint" }, "Searching…"));
   try {
-    renderSearch(await api("/search", { method: "POST", body }));
+    const result = await api("/search", { method: "POST", body });
+    if (asked === searches) renderSearch(result);
   } catch (error) {
+    if (asked !== searches) return;
     fill($("#search-results"));
     fail(error);
   }
@@ -32,6 +38,7 @@ function hitCard(h, rank) {
       el("span", { class: "rank" }, `#${rank}`),
       el("span", { class: `badge type-${m.type}` }, m.type),
       el("span", { class: "hint" }, when(m.occurred_at ?? m.created_at)),
+      owner(m, "span"),
       el("span", { class: "score big", title: "fused score in [0, 1]" }, score(h.score))),
     el("p", { class: "hit-text" }, m.content),
     el("div", { class: "channel-bars" }, ...CHANNELS.map((c) =>
@@ -75,6 +82,14 @@ function renderSearch(result) {
   );
 }
 
+// Another user picked: the hits shown are redone for them (or dropped, out of sight).
+function rescope() {
+  if (!$("#search-results").children.length) return;
+  if ($("#search-view").hidden || !$("#search-form").checkValidity()) fill($("#search-results"));
+  else $("#search-form").requestSubmit();
+}
+
 export function wireSearch() {
   $("#search-form").addEventListener("submit", search);
+  window.addEventListener("engram:scope", rescope);
 }
