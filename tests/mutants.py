@@ -46,6 +46,8 @@ WRITE_UNIT = ("tests/unit/test_relations.py", "tests/unit/test_utterance.py", "t
 STORIES = "tests/integration/test_write_stories.py"
 # Users inside a tenant (issue 28).
 TENANCY, USERS = f"{DOMAIN}/tenancy.py", ("tests/integration/test_users.py",)
+ERASURE_SERVICE, ERASURE_STORE = "service/engram/services/erasure.py", "service/engram/store/erasure.py"
+ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/test_admin.py",)
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -709,10 +711,73 @@ MUTANTS = [
     ),
     Mutant(
         "an erasure leaves the cached query vectors",
-        "service/engram/services/users.py",
+        ERASURE_SERVICE,
         "cached = await self._cache.drop_prefix(query_cache_prefix(ctx.name, user_id))",
         "cached = 0",
         (*USERS, "-k", "eras"),
+    ),
+    Mutant(
+        "a selection's erasure keeps to active memories",
+        ERASURE_SERVICE,
+        'return f if "statuses" in f.model_fields_set else f.model_copy(update={"statuses": list(Status)})',
+        "return f",
+        ERASURE,
+    ),
+    Mutant(
+        "a filter naming a user erases the shared memories too",
+        ERASURE_SERVICE,
+        "if chosen is not None and (ctx.user is not None or chosen.user_id is not None):",
+        "if chosen is not None and ctx.user is not None:",
+        ERASURE,
+    ),
+    Mutant(
+        "what was derived from an erased memory stays",
+        ERASURE_STORE,
+        'SELECT d.id FROM {schema}.memories d WHERE d.derived_from && ARRAY(SELECT id FROM picked)"""',
+        'SELECT d.id FROM {schema}.memories d WHERE false"""',
+        ERASURE,
+    ),
+    Mutant(
+        "events quoting an erased memory keep its words",
+        ERASURE_STORE,
+        'WHERE {_quotes("h")} AND {_holds_text("h")}""",',
+        'WHERE false AND {_quotes("h")} AND {_holds_text("h")}""",',
+        ERASURE,
+    ),
+    Mutant(
+        "the admin API takes a tenant's key",
+        "service/engram/api/deps.py",
+        "if key_tenant(credentials.credentials) is not None:",
+        "if False:",
+        ADMIN,
+    ),
+    Mutant(
+        "the admin key is compared loosely",
+        "service/engram/api/deps.py",
+        "if not hmac.compare_digest(credentials.credentials.encode(), configured.get_secret_value().encode()):",
+        "if not configured.get_secret_value().startswith(credentials.credentials[:8]):",
+        ADMIN,
+    ),
+    Mutant(
+        "a tenant is created whatever its environment",
+        TENANTS_SERVICE,
+        "if environment is not None and label != environment:",
+        "if False:",
+        ADMIN,
+    ),
+    Mutant(
+        "a tenant the operator manages is deleted over the API",
+        ERASURE_SERVICE,
+        "if registered and holder is not None:",
+        "if False:",
+        ADMIN,
+    ),
+    Mutant(
+        "a deleted tenant's cached queries stay",
+        ERASURE_SERVICE,
+        "cached = await self._cache.drop_prefix(tenant_cache_prefix(name))",
+        "cached = 0",
+        ADMIN,
     ),
 ]
 

@@ -22,6 +22,7 @@ from engram.judge import Judge, build_judge, build_rewriter
 from engram.services.access import AccessLog
 from engram.services.calibration import shipped_thresholds
 from engram.services.consolidation import ConsolidationService
+from engram.services.erasure import ErasureService
 from engram.services.forgetting import ForgettingService
 from engram.services.ingest import IngestService
 from engram.services.memories import MemoryService
@@ -66,6 +67,7 @@ class Engram:
     reindex: ReindexService
     transfer: TransferService
     users: UserService
+    erasure: ErasureService
     access: AccessLog
 
     async def close(self) -> None:
@@ -163,6 +165,18 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     access = AccessLog(pool)
     access.start()
     memories = MemoryService(pool, writes, access)
+    search = SearchService(
+        pool,
+        nearest,
+        sums,
+        embedders,
+        cache,
+        settings.retrieval,
+        settings.lifecycle.layer_weights,
+        access,
+        build_rewriter(settings),
+        noise_of=lambda model: thresholds(model).noise,
+    )
     return Engram(
         settings=settings,
         pool=pool,
@@ -173,25 +187,15 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         writes=writes,
         memories=memories,
         sums=sums,
-        search=SearchService(
-            pool,
-            nearest,
-            sums,
-            embedders,
-            cache,
-            settings.retrieval,
-            settings.lifecycle.layer_weights,
-            access,
-            build_rewriter(settings),
-            noise_of=lambda model: thresholds(model).noise,
-        ),
+        search=search,
         judge=judge,
         ingest=IngestService(writes, judge),
         forgetting=ForgettingService(pool, memories, judge, settings.lifecycle),
         consolidation=ConsolidationService(pool, writes, judge, thresholds),
         reindex=ReindexService(pool, embedders),
         transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
-        users=UserService(pool, tenants, writes, cache),
+        users=UserService(pool, tenants),
+        erasure=ErasureService(pool, tenants, writes, search, cache),
         access=access,
     )
 

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from engram.domain.fusion import Weights
 from engram.domain.lifecycle import DecayWeights
 from engram.domain.models import Layer
+from engram.domain.tenancy import KEY_PREFIX
 
 Environment = Literal["test", "prod"]
 
@@ -110,6 +111,8 @@ class Settings(BaseSettings):
     environment: Environment = "test"
     # Single-tenant mode (one Deployment per tenant on Kubernetes): only this tenant is served.
     tenant: str | None = None
+    # The admin API (/admin/v1: create, list, re-key, delete tenants) takes this key; unset, it is off.
+    admin_key: SecretStr | None = None
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "plain"] = "json"
@@ -141,6 +144,13 @@ class Settings(BaseSettings):
     # Request bodies over this are refused (413) before they are read or any key is checked.
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     max_import_bytes: int = Field(1024**3, ge=1024, description="a REST import's body, read as it streams")
+
+    @model_validator(mode="after")
+    def _admin_key_apart(self) -> Settings:
+        key = self.admin_key.get_secret_value() if self.admin_key is not None else None
+        if key is not None and (len(key) < 32 or key.startswith(KEY_PREFIX + ".")):
+            raise ValueError("admin_key must be a secret of its own, 32 characters or more (never a tenant key)")
+        return self
 
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

@@ -422,12 +422,12 @@ async def test_an_erasure_cut_short_leaves_everything_and_a_rerun_completes_it(s
                 FOR EACH STATEMENT EXECUTE FUNCTION {ctx.schema}.crash()"""
         )
     with pytest.raises(Exception, match="crash"):
-        await engram.users.erase(ctx, "alice")
+        await engram.erasure.user(ctx, "alice")
     async with engram.pool.acquire() as conn:
         assert await conn.fetchval(
             f"SELECT count(*) FROM {ctx.schema}.memory_history WHERE memory_id = $1", uuid.UUID(ids["alice"])
         )
         assert not await conn.fetchval(f"SELECT count(*) FROM {ctx.schema}.erased")
         await conn.execute(f"DROP TRIGGER crash ON {ctx.schema}.memories")
-    receipt = await engram.users.erase(ctx, "alice")
+    receipt = await engram.erasure.user(ctx, "alice")
     assert receipt.complete and receipt.removed["memories"] == 1

@@ -14,7 +14,19 @@ from starlette.types import ASGIApp, Scope
 from engram import __version__, scheduler
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
-from engram.api.routes import docs, health, lifecycle, memories, oauth, observability, transfer, ui, users
+from engram.api.routes import (
+    admin,
+    docs,
+    erasure,
+    health,
+    lifecycle,
+    memories,
+    oauth,
+    observability,
+    transfer,
+    ui,
+    users,
+)
 from engram.mcp.http import mcp_http_app
 from engram.mcp.tools import build_mcp
 from engram.observability import metrics
@@ -101,6 +113,8 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     app.include_router(lifecycle.router)
     app.include_router(transfer.router)
     app.include_router(users.router)
+    app.include_router(erasure.router)
+    app.include_router(admin.router)
     app.include_router(ui.router)
     app.include_router(docs.router)
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")

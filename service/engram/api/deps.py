@@ -3,6 +3,7 @@ parameters a route knows."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
@@ -10,8 +11,8 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from engram.domain.boundary import UserId
-from engram.domain.tenancy import TenantContext
-from engram.errors import InvalidInput
+from engram.domain.tenancy import TenantContext, key_tenant
+from engram.errors import Forbidden, InvalidInput, Unauthorized
 from engram.runtime import Engram
 
 _bearer = HTTPBearer(auto_error=False, description="the tenant's API key")
@@ -29,6 +30,22 @@ async def authenticated_tenant(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> TenantContext:
     return await engram.tenants.authenticate(tenant, credentials.credentials if credentials else None)
+
+
+async def admin(
+    engram: Annotated[Engram, Depends(get_engram)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """The admin API is for the configured admin key alone: never a tenant's or a user's key."""
+    configured = engram.settings.admin_key
+    if configured is None or engram.settings.tenant is not None:
+        raise Forbidden("the admin API is off here: set ENGRAM_ADMIN_KEY on a service serving every tenant")
+    if credentials is None:
+        raise Unauthorized("missing admin key: send 'Authorization: Bearer <ENGRAM_ADMIN_KEY>'")
+    if key_tenant(credentials.credentials) is not None:
+        raise Forbidden("a tenant's API key cannot use the admin API: send the admin key")
+    if not hmac.compare_digest(credentials.credentials.encode(), configured.get_secret_value().encode()):
+        raise Unauthorized("invalid admin key")
 
 
 async def acting_tenant(

@@ -20,10 +20,11 @@ from engram.cli.common import (
     with_engram,
 )
 from engram.cli.progress import progress
+from engram.domain.provisioning import MAX_OVERLAP_SECONDS
 from engram.embedding import build_embedder
 from engram.runtime import Engram, bootstrap_database, database_url, embedded_postgres, engram_session
 from engram.services import calibration
-from engram.settings import Settings
+from engram.settings import Environment, Settings
 from engram.store import dumps
 from engram.store.embedded import client_program
 
@@ -51,10 +52,15 @@ def migrate() -> None:
 
 @tenant_app.command("create")
 @command
-def tenant_create(name: str) -> None:
+def tenant_create(
+    name: str,
+    environment: Annotated[
+        Environment | None, typer.Option(help="refuse unless the database serves this environment")
+    ] = None,
+) -> None:
     """Create a tenant and print its API key (shown once)."""
     settings = Settings()
-    context, key = with_engram(settings, lambda e: e.tenants.create(name))
+    context, key = with_engram(settings, lambda e: e.tenants.create(name, environment))
     base = service_url(settings)
     typer.echo(f"tenant:   {context.name}\nschema:   {context.schema}\napi key:  {key}")
     typer.echo(f"mcp url:  {base}/t/{context.name}/mcp\nrest url: {base}/t/{context.name}/v1")
@@ -70,9 +76,14 @@ def tenant_list() -> None:
 
 @tenant_app.command("rotate-key")
 @command
-def tenant_rotate_key(name: str) -> None:
-    """Revoke every key of a tenant and print a new one."""
-    typer.echo(with_engram(Settings(), lambda e: e.tenants.rotate_key(name)))
+def tenant_rotate_key(
+    name: str,
+    overlap_seconds: Annotated[
+        float, typer.Option(min=0, max=MAX_OVERLAP_SECONDS, help="how long the old keys keep working")
+    ] = 0,
+) -> None:
+    """Print a new key of a tenant; its keys before it stop working (after the overlap)."""
+    typer.echo(with_engram(Settings(), lambda e: e.tenants.rotate_key(name, overlap_seconds)))
 
 
 @tenant_app.command("restore")

@@ -21,7 +21,7 @@ from engram.runtime import Engram, database_url, engram_session
 from engram.settings import Settings
 
 app = typer.Typer(help="engram: long-term memory for LLM agents", no_args_is_help=True, add_completion=False)
-tenant_app = typer.Typer(help="create, list and re-key tenants", no_args_is_help=True)
+tenant_app = typer.Typer(help="create, list, re-key and delete tenants", no_args_is_help=True)
 db_app = typer.Typer(help="the embedded PostgreSQL used when ENGRAM_DATABASE_URL is unset", no_args_is_help=True)
 users_app = typer.Typer(help="the end users of a tenant: list them, give them keys", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
@@ -36,12 +36,19 @@ UserOpt = Annotated[
     typer.Option("--user-id", "-u", help="act for this end user: their memories and the tenant's shared ones"),
 ]
 OwnOpt = Annotated[bool, typer.Option("--own-only", help="with --user-id: that user's memories only")]
+YesOpt = Annotated[bool, typer.Option("--yes", help="do not ask (it cannot be undone)")]
 
 
 async def acting(engram: Engram, tenant: str, user_id: str | None) -> TenantContext:
     """The tenant, acting for the user named (checked as REST checks it)."""
     context = await engram.tenants.resolve(tenant)
     return context.pinned_to(valid_user_id(user_id) if user_id is not None else None)
+
+
+def confirm(yes: bool, question: str, refused: str) -> None:
+    """Ask before what cannot be undone, unless --yes; a no stops with exit 1."""
+    if not yes and not typer.confirm(question):
+        raise fail(refused, 1)
 
 
 def fail(message: str, code: int) -> typer.Exit:

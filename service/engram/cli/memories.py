@@ -15,9 +15,11 @@ from engram.cli.common import (
     OwnOpt,
     TenantOpt,
     UserOpt,
+    YesOpt,
     acting,
     app,
     command,
+    confirm,
     fail,
     with_engram,
 )
@@ -254,12 +256,11 @@ def purge(
     memory_id: MemoryIdArg,
     tenant: TenantOpt,
     user_id: UserOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", help="do not ask (it cannot be undone)")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Delete a forgotten memory for good; its content is erased from the history too."""
     parsed = _memory_id(memory_id)
-    if not yes and not typer.confirm(f"purge {parsed} for good?"):
-        raise fail("not purged", 1)
+    confirm(yes, f"purge {parsed} for good?", "not purged")
 
     async def run(engram: Engram) -> Any:
         return await engram.memories.purge(await acting(engram, tenant, user_id), parsed, actor="cli")

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.cli.common import TenantOpt, command, fail, users_app, with_engram
+from engram.cli.common import TenantOpt, command, users_app, with_engram
 from engram.cli.memories import JsonOpt
 from engram.cli.render import show
 from engram.domain.boundary import valid_user_id
@@ -42,24 +42,3 @@ def users_key(user_id: Annotated[str, typer.Argument(help="the end user's id")],
         return await engram.users.key(await engram.tenants.resolve(tenant), user)
 
     typer.echo(with_engram(Settings(), run).api_key)
-
-
-@users_app.command("erase")
-@command
-def users_erase(
-    user_id: Annotated[str, typer.Argument(help="the end user's id")],
-    tenant: TenantOpt,
-    yes: Annotated[bool, typer.Option("--yes", help="do not ask (it cannot be undone)")] = False,
-) -> None:
-    """Erase everything of one user for good, now; prints the receipt (exit 1 if incomplete: run again)."""
-    user = valid_user_id(user_id)
-    if not yes and not typer.confirm(f"erase every memory of {user} in {tenant} for good?"):
-        raise fail("not erased", 1)
-
-    async def run(engram: Engram) -> Any:
-        return await engram.users.erase(await engram.tenants.resolve(tenant), user)
-
-    receipt = with_engram(Settings(), run)
-    show(receipt, True)
-    if not receipt.complete:
-        raise typer.Exit(1)

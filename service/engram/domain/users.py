@@ -28,17 +28,3 @@ class UserKey(BaseModel):
 
 class KeysRevoked(BaseModel):
     revoked: int = Field(description="keys that were valid until now")
-
-
-class ErasureReceipt(BaseModel):
-    """What an erasure removed, and the check made after it that nothing of theirs remains."""
-
-    user_id: str
-    erased_at: datetime
-    removed: dict[str, int] = Field(
-        description="per table: memories, memory_history, tombstones (ids and hashes kept so an import never "
-        "brings them back), api_keys revoked, query_cache entries"
-    )
-    remaining: dict[str, int] = Field(description="found after the erasure: all zero when it is complete")
-    complete: bool = Field(description="nothing of theirs remains; if false, run the erasure again")
-    notes: list[str] = Field(default_factory=list)

@@ -390,7 +390,12 @@ def query_cache_prefix(tenant: str, user: str | None) -> str:
     """Where a tenant's (and one user's) cached query vectors are kept: erasing a user or a
     tenant drops them by this prefix. The user is hashed: no user id is readable in the cache."""
     owner = hashlib.sha256(user.encode()).hexdigest()[:16] if user else "-"
-    return f"engram:qemb:{tenant}:{owner}:"
+    return f"{tenant_cache_prefix(tenant)}{owner}:"
+
+
+def tenant_cache_prefix(tenant: str) -> str:
+    """Where every cached query vector of a tenant is kept (a tenant name holds no ':')."""
+    return f"engram:qemb:{tenant}:"
 
 
 def other_language(memory: str, query: str) -> bool:

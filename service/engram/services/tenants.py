@@ -30,6 +30,7 @@ class TenantInfo:
     name: str
     schema: str
     created_at: datetime
+    managed_by: str | None = None  # the MemoryTenant that owns it (k8s:<cluster>/<namespace>/<name>)
 
 
 class TenantService:
@@ -41,14 +42,26 @@ class TenantService:
         self._contexts: dict[str, tuple[float, TenantContext]] = {}
         self._valid_keys: dict[str, tuple[float, str | None]] = {}  # digest -> (until, bound user)
 
-    async def create(self, name: str) -> tuple[TenantContext, str]:
-        """Create a tenant with its own schema; returns it and its first API key (shown once)."""
+    async def create(self, name: str, environment: str | None = None) -> tuple[TenantContext, str]:
+        """Create a tenant with its own schema; returns it and its first API key (shown once).
+        ``environment`` (the admin API always names one) must be the one the database serves, as
+        the operator checks it: a test tenant never lands in a production database."""
         validate_tenant_name(name)
+        if self._only is not None:
+            raise Conflict(f"this service serves tenant {self._only!r} only: create tenants on a shared service")
         context = TenantContext.for_tenant(name, self._model, self._dim)
         key = new_key(name)
         async with self._pool.acquire() as conn:
             try:
                 async with conn.transaction():
+                    label = await control.read_environment(conn)
+                    if environment is not None and label != environment:
+                        raise Conflict(
+                            f"this service's database serves {label or 'no labelled'} environment, "
+                            f"not {environment}: refusing to create the tenant here",
+                            field="environment",
+                        )
+                    await control.forget_erased_tenant(conn, name)
                     if not await control.register_tenant(conn, name, schema_name(name)):
                         raise Conflict(f"tenant {name!r} already exists")
                     if await tenant_meta.read_meta(conn, context.schema) is not None:
@@ -65,17 +78,23 @@ class TenantService:
     async def list(self) -> list[TenantInfo]:
         async with self._pool.acquire() as conn:
             rows = await control.list_tenants(conn)
-        return [TenantInfo(r["name"], r["schema_name"], r["created_at"]) for r in rows]
+        return [TenantInfo(r["name"], r["schema_name"], r["created_at"], r["claimed_by"]) for r in rows]
 
-    async def rotate_key(self, name: str) -> str:
-        """Revoke the tenant's keys and issue a new one (keys bound to its users stay)."""
+    async def rotate_key(self, name: str, overlap_seconds: float = 0.0) -> str:
+        """Issue a new key; the tenant's keys before it stop working after ``overlap_seconds`` (at
+        once for 0), so agents can move over. Keys bound to its users stay."""
         context = await self.resolve(name)
         key = new_key(name)
         async with self._pool.acquire() as conn, conn.transaction():
-            await tenant_meta.retire_keys(conn, context.schema, 0.0)
+            await tenant_meta.retire_keys(conn, context.schema, overlap_seconds)
             await tenant_meta.add_key(conn, context.schema, hash_key(key))
         self._valid_keys.clear()
         return key
+
+    def forget(self, name: str) -> None:
+        """Drop what this process remembers of a tenant that is gone (its context, valid keys)."""
+        self._contexts.pop(name, None)
+        self._valid_keys.clear()
 
     async def user_key(self, name: str, user_id: str) -> str:
         """A new key bound to one user of the tenant: it reaches that user's memories (and reads
@@ -108,10 +127,9 @@ class TenantService:
         """Remove a tenant and all its memories for good (throwaway tenants of `engram eval`)."""
         context = await self.resolve(name)
         async with self._pool.acquire() as conn, conn.transaction():
-            if not await control.unregister_tenant(conn, name):
+            if not await control.drop_tenant(conn, name, context.schema):
                 raise NotFound(f"tenant {name!r} not found")
-            await conn.execute(f"DROP SCHEMA {context.schema} CASCADE")
-        self._contexts.pop(name, None)
+        self.forget(name)
 
     async def migrate_all(self) -> dict[str, builtins.list[int]]:
         applied = {}

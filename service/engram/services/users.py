@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import asyncpg
 
-from engram.cache import Cache
 from engram.domain.tenancy import TenantContext
-from engram.domain.users import ErasureReceipt, UserKey, UserPage, UserSummary
+from engram.domain.users import UserKey, UserPage, UserSummary
 from engram.errors import Forbidden, InvalidInput
-from engram.services.search import query_cache_prefix
 from engram.services.tenants import TenantService
-from engram.services.writes import WriteService
-from engram.store import erasure
 from engram.store import memories as repo
 
 MAX_PAGE = 1000
 
 
 class UserService:
-    def __init__(self, pool: asyncpg.Pool, tenants: TenantService, writes: WriteService, cache: Cache) -> None:
+    def __init__(self, pool: asyncpg.Pool, tenants: TenantService) -> None:
         self._pool = pool
         self._tenants = tenants
-        self._writes = writes
-        self._cache = cache
 
     async def list(self, ctx: TenantContext, prefix: str = "", after: str = "", limit: int = 100) -> UserPage:
         """The tenant's users by id, with their counts; a context acting for one user sees that one."""
@@ -47,35 +39,6 @@ class UserService:
     async def revoke_keys(self, ctx: TenantContext, user_id: str) -> int:
         _tenant_only(ctx, "revoke a user's keys")
         return await self._tenants.revoke_user_keys(ctx.name, user_id)
-
-    async def erase(self, ctx: TenantContext, user_id: str) -> ErasureReceipt:
-        """Everything of one user, for good and at once: their memories (any status) and what was
-        derived from theirs alone, every history event of them, their keys, their cached query
-        vectors; ids and hashes are kept so no import brings them back. One transaction for the
-        tables (a crash leaves all or nothing), the cache after it: run again, it completes what
-        is left and removes nothing twice. Needs the tenant's key."""
-        _tenant_only(ctx, "erase a user")
-        async with self._writes.turn(ctx.schema) as (conn, _):
-            ids = await erasure.owned_ids(conn, ctx.schema, user_id)
-            texts = await erasure.texts_of(conn, ctx.schema, ids)
-            removed = await erasure.erase(conn, ctx.schema, ids)
-        removed["api_keys"] = await self._tenants.revoke_user_keys(ctx.name, user_id)
-        cached = await self._cache.drop_prefix(query_cache_prefix(ctx.name, user_id))
-        notes = []
-        if cached is None:
-            notes.append("the shared cache was out of reach: its entries expire by their TTL; run the erasure again")
-        removed["query_cache"] = cached or 0
-        async with self._pool.acquire() as conn:
-            await conn.execute(f"ANALYZE {ctx.schema}.memories")  # the planner's token statistics too
-            left = await erasure.remaining(conn, ctx.schema, user_id, ids, texts)
-        return ErasureReceipt(
-            user_id=user_id,
-            erased_at=datetime.now(UTC),
-            removed=removed,
-            remaining=left,
-            complete=not any(left.values()) and cached is not None,
-            notes=notes,
-        )
 
 
 def _tenant_only(ctx: TenantContext, what: str) -> None:

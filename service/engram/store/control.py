@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import asyncpg
 
 from engram.store.migrate import migrate_schema
@@ -60,9 +62,31 @@ async def count_tenants(conn: asyncpg.Connection) -> int:
 
 
 async def list_tenants(conn: asyncpg.Connection) -> list[asyncpg.Record]:
-    return await conn.fetch(f"SELECT name, schema_name, created_at FROM {S}.tenants ORDER BY name")
+    return await conn.fetch(f"SELECT name, schema_name, created_at, claimed_by FROM {S}.tenants ORDER BY name")
 
 
 async def unregister_tenant(conn: asyncpg.Connection, name: str) -> bool:
     status = await conn.execute(f"DELETE FROM {S}.tenants WHERE name = $1", name)
     return status.endswith(" 1")
+
+
+async def drop_tenant(conn: asyncpg.Connection, name: str, schema: str) -> bool:
+    """Unregister the tenant and drop its schema (in the caller's transaction); False if it was
+    not registered."""
+    if not await unregister_tenant(conn, name):
+        return False
+    await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    return True
+
+
+async def record_erased_tenant(conn: asyncpg.Connection, name: str) -> None:
+    await conn.execute(f"INSERT INTO {S}.erased_tenants (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name)
+
+
+async def tenant_erased_at(conn: asyncpg.Connection, name: str) -> datetime | None:
+    return await conn.fetchval(f"SELECT erased_at FROM {S}.erased_tenants WHERE name = $1", name)
+
+
+async def forget_erased_tenant(conn: asyncpg.Connection, name: str) -> None:
+    """A new tenant of an erased one's name starts afresh (nothing of the old one is left)."""
+    await conn.execute(f"DELETE FROM {S}.erased_tenants WHERE name = $1", name)

@@ -414,7 +414,7 @@ async def add_history(conn: asyncpg.Connection, schema: str, *rows: HistoryRow) 
 # states, never a text (content, previous_content, a reason that may quote it, a source).
 STRUCTURAL_DETAILS = ["superseded_by", "newer", "merged_with", "similarity", "previous_status", "by_caller"]
 # The keys under which an event of another memory names the memory whose text it quotes.
-_QUOTING = ("superseded_by", "newer", "merged_with")
+QUOTING = ("superseded_by", "newer", "merged_with")
 
 
 async def erase_history_content(conn: asyncpg.Connection, schema: str, memory_id: UUID) -> int:
@@ -422,7 +422,7 @@ async def erase_history_content(conn: asyncpg.Connection, schema: str, memory_id
     text before an edit, the texts of the repeats and merges it took in, the forget reason), and
     from the events of other memories that quote it (a retired memory's "superseded by", a mark).
     The events themselves stay, with their ids and states. Returns the events scrubbed."""
-    quoting = " OR ".join(f"h.details->>'{key}' = $1::text" for key in _QUOTING)
+    quoting = " OR ".join(f"h.details->>'{key}' = $1::text" for key in QUOTING)
     status = await conn.execute(
         f"""UPDATE {schema}.memory_history h
             SET content = CASE WHEN h.memory_id = $1 THEN NULL ELSE h.content END,

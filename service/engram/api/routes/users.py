@@ -1,4 +1,5 @@
-"""REST: the end users of a tenant (they appear with their first memory) and their keys."""
+"""REST: the end users of a tenant (they appear with their first memory) and their keys; erasing
+one is in routes/erasure.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query, status
 from engram.api.deps import ActingDep, EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import UserId
-from engram.domain.users import ErasureReceipt, KeysRevoked, UserKey, UserPage
+from engram.domain.users import KeysRevoked, UserKey, UserPage
 
 router = APIRouter(
     prefix="/t/{tenant}/v1", tags=["users"], responses=ERROR_RESPONSES, dependencies=[Depends(known_query)]
@@ -40,12 +41,3 @@ async def issue_user_key(user_id: UserPath, ctx: TenantDep, engram: EngramDep) -
 async def revoke_user_keys(user_id: UserPath, ctx: TenantDep, engram: EngramDep) -> KeysRevoked:
     """Revoke every key bound to this user, at once on this replica (within seconds on others)."""
     return KeysRevoked(revoked=await engram.users.revoke_keys(ctx, user_id))
-
-
-@router.delete("/users/{user_id}")
-async def erase_user(user_id: UserPath, ctx: TenantDep, engram: EngramDep) -> ErasureReceipt:
-    """Erase everything of this user now (not at the next purge): memories of any status, what was
-    derived from theirs alone, their history, keys and cached queries. Irreversible; the receipt
-    counts what went per table and checks that nothing of theirs remains. Idempotent: run it again
-    after a crash or an unreachable cache, it completes the rest. Needs the tenant's key."""
-    return await engram.users.erase(ctx, user_id)
