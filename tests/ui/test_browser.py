@@ -415,6 +415,8 @@ async def test_user_picker_filters_the_list_and_search(page, service, ui_tenant)
     await expect(rows).to_have_count(2)
     assert await owners_shown(page) == [alice, alice]
     await expect(page.locator("#timeline-caption")).to_contain_text("2 memories")
+    await expect(page.locator("#counts [data-status=active] strong")).to_have_text("2")  # the counts follow
+    await expect(page.locator("#counts-scope")).to_contain_text(f"{alice}'s own memories")
     await page.reload()  # the choice stays with the session
     await expect(page.locator("#user-picked")).to_have_text(alice)
     await expect(page.locator("#own-only")).to_be_checked()
@@ -457,6 +459,7 @@ async def test_user_picker_filters_the_list_and_search(page, service, ui_tenant)
     await expect(page.locator("#own-only-field")).to_be_hidden()
     await expect(rows).to_have_count(2)
     assert await owners_shown(page) == ["shared", "shared"]
+    await expect(page.locator("#counts [data-status=active] strong")).to_have_text("2")
     await pick(page, "[data-scope=all]")
     await expect(rows).to_have_count(6)
     await page.click('#memory-table tbody .user-link[data-user="bob:42|x~y=z"]')  # a row's user picks them

@@ -62,10 +62,11 @@ class MemoryService:
         next_cursor = _encode_cursor(items[limit - 1]) if len(items) > limit else None
         return MemoryPage(items=items[:limit], next_cursor=next_cursor)
 
-    async def counts(self, ctx: TenantContext) -> MemoryCounts:
-        """How many memories the context reaches (its user's and the shared ones), of every status."""
+    async def counts(self, ctx: TenantContext, own_only: bool = False) -> MemoryCounts:
+        """How many memories the context reaches (its user's and the shared ones; ``own_only``:
+        the user's alone, or without a user the shared ones alone), of every status."""
         async with self._pool.acquire() as conn:
-            rows = await repo.counts(conn, ctx.schema, MemoryFilter(user_id=ctx.user))
+            rows = await repo.counts(conn, ctx.schema, MemoryFilter(user_id=ctx.user, own_only=own_only))
         by_type: dict[str, int] = {t.value: 0 for t in MemoryType}
         by_layer: dict[str, int] = {x.value: 0 for x in Layer}
         by_status: dict[str, int] = {x.value: 0 for x in Status}

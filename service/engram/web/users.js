@@ -40,11 +40,14 @@ export function scopeFilter() {
   return { ...(scope.user ? { user_id: scope.user } : {}), ...(scope.ownOnly ? { own_only: true } : {}) };
 }
 
-// The counts take a user but no own_only: the caption says what they count.
-export const statsPath = () => (scope.user ? `/stats?${new URLSearchParams({ user_id: scope.user })}` : "/stats");
+// The counts follow the scope exactly (a user, and own_only); the caption says whose they are.
+export function statsPath() {
+  const params = scopeParams();
+  return params.size ? `/stats?${params}` : "/stats";
+}
 export function countsCaption() {
-  if (!scope.user) return `counting every memory of the tenant${scope.ownOnly ? " (the list shows the shared ones only)" : ""}`;
-  return `counting ${scope.user}'s memories and the shared ones${scope.ownOnly ? " (the list leaves the shared ones out)" : ""}`;
+  if (!scope.user) return scope.ownOnly ? "counting the shared memories, of no user" : "counting every memory of the tenant";
+  return scope.ownOnly ? `counting ${scope.user}'s own memories` : `counting ${scope.user}'s memories and the shared ones`;
 }
 
 function describe() {

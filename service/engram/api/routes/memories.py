@@ -135,9 +135,15 @@ async def memory_timeline(
 
 
 @router.get("/stats")
-async def memory_counts(ctx: ActingDep, engram: EngramDep) -> MemoryCounts:
+async def memory_counts(
+    ctx: ActingDep,
+    engram: EngramDep,
+    own_only: Annotated[
+        bool, Query(description="with user_id: that user's memories only; without: the shared ones only")
+    ] = False,
+) -> MemoryCounts:
     """How many memories: active ones by type and by layer, all of them by status."""
-    return await engram.memories.counts(ctx)
+    return await engram.memories.counts(ctx, own_only)
 
 
 @router.get("/memories/{memory_id:uuid_like}")
