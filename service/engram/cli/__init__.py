@@ -2,7 +2,7 @@
 
 import sys
 
-from engram.cli import admin, erasure, evaluation, memories, servers, transfer, users  # noqa: F401 - registering the commands
+from engram.cli import admin, erasure, evaluation, memories, retention, servers, transfer, users  # noqa: F401 - registering the commands
 from engram.cli.common import app
 
 

@@ -13,14 +13,16 @@ import asyncpg
 from pydantic import BaseModel, Field
 
 from engram.domain.lifecycle import Assessment, DecayInput, assess
-from engram.domain.models import Layer, Memory
+from engram.domain.models import Memory
+from engram.domain.retention import Lifetimes, Retention
 from engram.domain.tenancy import TenantContext
-from engram.errors import NotFound
+from engram.errors import Forbidden, NotFound
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services.memories import MemoryService
 from engram.settings import LifecycleSettings
 from engram.store import memories as repo
+from engram.store import tenant_meta
 
 ACTOR = "forgetting"
 # Survivors listed one by one in a report, the closest to being forgotten first (all are counted).
@@ -50,7 +52,9 @@ class ForgetReport(BaseModel):
     daily_decay: float = Field(description="how much decay falls each day without reinforcement")
     candidates: list[Candidate]
     forgotten: list[UUID]
-    expired: list[UUID] = Field(description="session/task memories past their time to live")
+    expired: list[UUID] = Field(
+        description="memories past their lifetime: their layer's or their type's (the tenant's retention)"
+    )
     purged: list[UUID]
     kept: list[Survivor] = Field(
         default_factory=list, description=f"memories that stay, the closest to going first (at most {SURVIVORS_LISTED})"
@@ -61,8 +65,8 @@ class ForgetReport(BaseModel):
     )
 
 
-def _expiry(memory: Memory) -> str:
-    return f"{'session' if memory.layer == Layer.session else 'task'} time to live passed"
+def _expiry(lifetimes: Lifetimes, memory: Memory, now: datetime) -> str:
+    return lifetimes.why_expired(memory.layer, memory.type, memory.created_at, now) or "its lifetime passed"
 
 
 def _reason_kind(reason: str) -> str:
@@ -85,18 +89,14 @@ class ForgettingService:
         now = now or started
         s = self._settings
         await self._memories.settle_uses(ctx)  # decay counts every use so far
+        lifetimes = await self.lifetimes(ctx)
         async with self._pool.acquire() as conn:
-            expired = await repo.expired_scoped(
-                conn,
-                ctx.schema,
-                now - timedelta(hours=s.session_ttl_hours),
-                now - timedelta(days=s.task_ttl_days),
-                owner,
-            )
+            expired = await repo.expired(conn, ctx.schema, *lifetimes.cutoffs(now), owner)
             rows = await repo.decay_inputs(conn, ctx.schema, owner)
-            retained_after = now - timedelta(days=s.retention_days)
+            retained_after = now - timedelta(days=lifetimes.purge_after_days)
             purgeable = await repo.purgeable(conn, ctx.schema, retained_after, owner)
-        assessed = [(row, self._assess(row, now)) for row in rows]
+        gone = {m.id for m in expired}  # outlived its lifetime: no need to weigh its decay
+        assessed = [(row, self._assess(row, now)) for row in rows if row["id"] not in gone]
         candidates = [await self._candidate(ctx, row["id"], a) for row, a in assessed if a.candidate]
         candidates.sort(key=lambda c: c.score)
         kept = [(row, a) for row, a in assessed if not a.candidate]
@@ -127,12 +127,13 @@ class ForgettingService:
         )
         if dry_run:
             return report
+        expiries = [(m.id, _expiry(lifetimes, m, now)) for m in expired]
         applied = report.model_copy(
             update={
+                "expired": await self._forget(ctx, expiries, started),
                 "forgotten": await self._forget(
                     ctx, [(c.memory.id, f"{c.reason}; {c.judge_reason}") for c in candidates if c.forget], started
                 ),
-                "expired": await self._forget(ctx, [(m.id, _expiry(m)) for m in expired], started),
                 "purged": await self._purge(ctx, purgeable, retained_after),
             }
         )
@@ -140,6 +141,25 @@ class ForgettingService:
         for change in ("forgotten", "expired", "purged"):
             metrics.job_changes.labels("forgetting", change).inc(len(getattr(applied, change)))
         return applied
+
+    async def retention(self, ctx: TenantContext) -> Retention:
+        """The tenant's retention as it set it (empty: the service's defaults)."""
+        async with self._pool.acquire() as conn:
+            return Retention.model_validate(await tenant_meta.read_retention(conn, ctx.schema))
+
+    async def set_retention(self, ctx: TenantContext, retention: Retention) -> Retention:
+        """Replace the tenant's retention; the next run of the schedule applies it. Needs the
+        tenant's key (a user's key cannot change the tenant's policy)."""
+        if ctx.user is not None:
+            raise Forbidden(f"a key acting for user {ctx.user!r} cannot change the tenant's retention", field="user_id")
+        async with self._pool.acquire() as conn:
+            await tenant_meta.write_retention(conn, ctx.schema, retention.model_dump(mode="json", exclude_none=True))
+        return retention
+
+    async def lifetimes(self, ctx: TenantContext) -> Lifetimes:
+        """The tenant's retention with the service's defaults filled in."""
+        s = self._settings
+        return Lifetimes.of(await self.retention(ctx), s.session_ttl_hours / 24, s.task_ttl_days, s.retention_days)
 
     async def _forget(self, ctx: TenantContext, reasons: list[tuple[UUID, str]], started: datetime) -> list[UUID]:
         """Forget each memory still as the run saw it; what was used, changed or deleted meanwhile stays."""

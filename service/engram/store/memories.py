@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -14,7 +15,7 @@ from pgvector import Vector
 
 from engram.domain.centring import LANGUAGES, Centring
 from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
-from engram.domain.models import HistoryEvent, HistoryRow, Memory, MemoryFilter, Status
+from engram.domain.models import HistoryEvent, HistoryRow, Layer, Memory, MemoryFilter, MemoryType, Status
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
 from engram.store.filters import Params, where
@@ -718,16 +719,26 @@ async def decay_inputs(conn: asyncpg.Connection, schema: str, owner: str | None 
     )
 
 
-async def expired_scoped(
-    conn: asyncpg.Connection, schema: str, session_before: datetime, task_before: datetime, owner: str | None = None
+async def expired(
+    conn: asyncpg.Connection,
+    schema: str,
+    layers: Mapping[Layer, datetime],
+    types: Mapping[MemoryType, datetime],
+    owner: str | None = None,
 ) -> list[Memory]:
-    """Active session and task memories (of one user, if given) older than their layer's time to live."""
+    """Active memories (of one user, if given) stored before their layer's cutoff or their type's."""
     records = await conn.fetch(
         f"""SELECT {COLUMNS} FROM {schema}.memories m WHERE m.status = 'active'
-              AND ((m.layer = 'session' AND m.created_at < $1) OR (m.layer = 'task' AND m.created_at < $2))
-              AND ($3::text IS NULL OR {OWNER} = $3)""",
-        session_before,
-        task_before,
+              AND (m.created_at < (SELECT c.before FROM unnest($1::text[], $2::timestamptz[]) AS c(layer, before)
+                                   WHERE c.layer = m.layer)
+                   OR m.created_at < (SELECT c.before FROM unnest($3::text[], $4::timestamptz[]) AS c(type, before)
+                                      WHERE c.type = m.type))
+              AND ($5::text IS NULL OR {OWNER} = $5)
+            ORDER BY m.created_at""",
+        [layer.value for layer in layers],
+        list(layers.values()),
+        [type_.value for type_ in types],
+        list(types.values()),
         owner,
     )
     return [to_memory(r) for r in records]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -86,3 +87,11 @@ async def lifecycle_ran_at(conn: asyncpg.Connection, schema: str) -> datetime | 
 
 async def record_lifecycle_run(conn: asyncpg.Connection, schema: str, at: datetime) -> None:
     await conn.execute(f"UPDATE {schema}.meta SET lifecycle_ran_at = $1", at)
+
+
+async def read_retention(conn: asyncpg.Connection, schema: str) -> dict[str, Any]:
+    return await conn.fetchval(f"SELECT retention FROM {schema}.meta")
+
+
+async def write_retention(conn: asyncpg.Connection, schema: str, retention: dict[str, Any]) -> None:
+    await conn.execute(f"UPDATE {schema}.meta SET retention = $1::jsonb", retention)

@@ -1,4 +1,5 @@
-"""REST: remembering from conversation, closing sessions and tasks, forgetting and consolidation."""
+"""REST: remembering from conversation, closing sessions and tasks, forgetting (and the tenant's
+retention it applies) and consolidation."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import Text
 from engram.domain.judgement import Turn
 from engram.domain.models import Closed, Layer
+from engram.domain.retention import Retention
 from engram.services.consolidation import ConsolidationReport
 from engram.services.forgetting import ForgetReport
 from engram.services.ingest import RememberResult
@@ -47,6 +49,22 @@ async def run_forgetting(
 ) -> ForgetReport:
     """The scheduled forgetting job, now. With dry_run: the current candidates and their decay scores."""
     return await engram.forgetting.run(ctx, dry_run=dry_run)
+
+
+@router.get("/retention")
+async def get_retention(ctx: TenantDep, engram: EngramDep) -> Retention:
+    """How long the tenant keeps its memories: days per layer and per type, and the purge delay
+    (what it leaves out keeps the service's defaults)."""
+    return await engram.forgetting.retention(ctx)
+
+
+@router.put("/retention")
+async def set_retention(retention: Retention, ctx: TenantDep, engram: EngramDep) -> Retention:
+    """Replace the tenant's retention, e.g. `{"layers": {"session": 7}, "types": {"event": 365},
+    "purge_after_days": 30}`: memories older than their layer's or their type's lifetime are
+    forgotten by the next run of the schedule, and purged after the purge delay. `{}` restores
+    the defaults. Needs the tenant's key."""
+    return await engram.forgetting.set_retention(ctx, retention)
 
 
 @router.post("/consolidation/run")
