@@ -48,6 +48,7 @@ STORIES = "tests/integration/test_write_stories.py"
 TENANCY, USERS = f"{DOMAIN}/tenancy.py", ("tests/integration/test_users.py",)
 ERASURE_SERVICE, ERASURE_STORE = "service/engram/services/erasure.py", "service/engram/store/erasure.py"
 ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/test_admin.py",)
+RETENTION = ("tests/unit/test_retention.py", "tests/integration/test_retention.py")
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -778,6 +779,34 @@ MUTANTS = [
         "cached = await self._cache.drop_prefix(tenant_cache_prefix(name))",
         "cached = 0",
         ADMIN,
+    ),
+    Mutant(
+        "a type's lifetime is ignored",
+        "service/engram/store/memories.py",
+        "OR m.created_at < (SELECT c.before FROM unnest($3::text[], $4::timestamptz[]) AS c(type, before)",
+        "OR false AND m.created_at < (SELECT c.before FROM unnest($3::text[], $4::timestamptz[]) AS c(type, before)",
+        RETENTION,
+    ),
+    Mutant(
+        "the tenant's purge delay is ignored",
+        f"{DOMAIN}/retention.py",
+        "purge = retention.purge_after_days if retention.purge_after_days is not None else purge_days",
+        "purge = purge_days",
+        RETENTION,
+    ),
+    Mutant(
+        "a user's key changes the tenant's retention",
+        "service/engram/services/forgetting.py",
+        "        if ctx.user is not None:\n            raise Forbidden(",
+        "        if False:\n            raise Forbidden(",
+        RETENTION,
+    ),
+    Mutant(
+        "the longer lifetime is reported",
+        f"{DOMAIN}/retention.py",
+        'rules = sorted((days, f"{name} memories") for name, days in limits if days is not None)',
+        'rules = sorted(((days, f"{name} memories") for name, days in limits if days is not None), reverse=True)',
+        RETENTION,
     ),
 ]
 

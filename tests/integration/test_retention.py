@@ -51,6 +51,10 @@ async def test_lifetimes_per_layer_and_type_are_applied_by_the_schedule(shop, en
 
     day_later = await engram.forgetting.run(ctx, dry_run=True, now=now + timedelta(hours=25))
     assert day_later.expired == []  # the session layer lives a week here
+    note = await _write(client, content="The user's spare key is under the mat")
+    assert (await client.post(f"/memories/{note}/forget")).is_success
+    three_days = await engram.forgetting.run(ctx, dry_run=True, now=now + timedelta(days=3))
+    assert [str(i) for i in three_days.purged] == [note]  # the tenant's 2 days, not the default 30
     week_later = await engram.forgetting.run(ctx, now=now + timedelta(days=8))
     assert [str(i) for i in week_later.expired] == [session]
     history = (await client.get(f"/memories/{session}/history")).json()
