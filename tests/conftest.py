@@ -21,6 +21,7 @@ import pytest
 import uvicorn
 
 from engram.api.app import create_app
+from engram.api.server import server_config
 from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram, bootstrap_database, open_engram
 from engram.settings import LifecycleSettings, Settings
@@ -90,8 +91,8 @@ class ServerThread:
 
     def __init__(self, settings: Settings, dsn: str) -> None:
         self.port = free_port()
-        config = uvicorn.Config(
-            create_app(settings, dsn), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        config = server_config(
+            create_app(settings, dsn), settings, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -144,6 +144,12 @@ class Settings(BaseSettings):
     # Request bodies over this are refused (413) before they are read or any key is checked.
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     max_import_bytes: int = Field(1024**3, ge=1024, description="a REST import's body, read as it streams")
+    # At the connection (api/server.py): a request's line and headers, the time they may take to
+    # arrive, how long a body may stall or a response go untaken, how many connections at once.
+    max_header_bytes: int = Field(64 * 1024, ge=1024)
+    header_timeout_seconds: float = Field(15, gt=0)
+    idle_timeout_seconds: float = Field(30, gt=0)
+    max_connections: int = Field(2048, ge=1, description="beyond, new requests are answered 503")
 
     @model_validator(mode="after")
     def _admin_key_apart(self) -> Settings:

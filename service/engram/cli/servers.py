@@ -115,16 +115,14 @@ def _serve(settings: Settings, dsn: str) -> None:
     import uvicorn
 
     from engram.api.app import create_app
+    from engram.api.server import server_config
 
     # uvicorn re-raises the signal that stopped it once it has shut down; turn SIGTERM into an
     # exit that unwinds the stack, so the embedded PostgreSQL started for this run is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     logs.configure(settings.log_level, settings.log_format)
-    # log_config=None: uvicorn's loggers write through ours (JSON); requests are logged by the app.
     announce_service(settings)
     try:
-        uvicorn.run(
-            create_app(settings, dsn), host=settings.host, port=settings.port, log_config=None, access_log=False
-        )
+        uvicorn.Server(server_config(create_app(settings, dsn), settings)).run()
     finally:
         withdraw_service(settings)
