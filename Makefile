@@ -54,11 +54,12 @@ mutants: install
 
 ## bench: writes of realistic facts and chat turns (en, zh; text from ../shared/data), embedding
 ## speed, search latency and the load curve (closed 1-32 clients, open 25-200 requests/s) at 10k,
-## 100k and 1M memories, across 1,000 tenants, beside the MCP reference memory server (prints
-## figures; the 1M step takes about an hour)
+## 100k and 1M memories, across 1,000 tenants, beside the MCP reference memory server, and another
+## tenant's search under six abuses (prints figures; the 1M step takes about an hour)
 bench: install
 	$(BIN)/python -u -m benchmarks.embedders
 	$(BIN)/python -u -m benchmarks.bench --scales 10000,100000,1000000 --tenants 1000
+	$(BIN)/python -u -m benchmarks.abuse
 
 ## eval: retrieval quality on LoCoMo and MADial-Bench (../shared/data), held-out split (prints figures)
 eval: install

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,9 +40,17 @@ async def vector_pool(engram: Engram, ctx: TenantContext, rng: random.Random) ->
 
 
 async def grow(
-    engram: Engram, ctx: TenantContext, target: int, rng: random.Random, pool: dict[int, np.ndarray]
+    engram: Engram,
+    ctx: TenantContext,
+    target: int,
+    rng: random.Random,
+    pool: dict[int, np.ndarray],
+    owner: Callable[[int], str | None] = lambda _: None,
+    history: bool = False,
 ) -> float:
-    """Add memories until the tenant holds ``target``; returns the seconds it took."""
+    """Add memories until the tenant holds ``target``; returns the seconds it took. ``owner``
+    names the user of the n-th memory added (None: the tenant's own); with ``history``, each gets
+    its "written" event, as the write path records it."""
     started = time.perf_counter()
     schema, model = ctx.schema, ctx.embedding_model
     async with engram.pool.acquire() as conn:
@@ -51,7 +60,7 @@ async def grow(
         await conn.execute(f"DROP INDEX IF EXISTS {schema}.memories_embedding_hnsw")
         stream = contents(rng)
         noise = np.random.default_rng(rng.randrange(2**32))
-        missing = target - have
+        missing, added = target - have, 0
         while missing > 0:
             records = []
             for _ in range(min(CHUNK, missing)):
@@ -59,28 +68,53 @@ async def grow(
                 base = pool[template][rng.randrange(len(pool[template]))]
                 noisy = base + noise.normal(0, NOISE, base.shape)
                 vector = (noisy / np.linalg.norm(noisy)).astype(np.float32)
-                c = derived_columns(content, Kind.fact, "long_term", None, vector, model, None)
+                user = owner(added)
+                added += 1
+                c = derived_columns(content, Kind.fact, "long_term", None, vector, model, user)
                 records.append(
-                    (content, c["language"], c["dedup_key"], c["identifiers"], c["search_tokens"], vector, c["slot"])
+                    (
+                        content,
+                        c["language"],
+                        c["dedup_key"],
+                        c["identifiers"],
+                        c["search_tokens"],
+                        vector,
+                        c["slot"],
+                        user,
+                    )
                 )
             async with conn.transaction():
                 await conn.execute(
                     f"""CREATE TEMP TABLE staging (content text, language text, dedup_key text, identifiers text[],
-                        search_tokens text, embedding vector({ctx.embedding_dim}), slot text) ON COMMIT DROP"""
+                        search_tokens text, embedding vector({ctx.embedding_dim}), slot text, user_id text)
+                        ON COMMIT DROP"""
                 )
                 await conn.copy_records_to_table(
                     "staging",
                     records=records,
-                    columns=["content", "language", "dedup_key", "identifiers", "search_tokens", "embedding", "slot"],
+                    columns=[
+                        "content",
+                        "language",
+                        "dedup_key",
+                        "identifiers",
+                        "search_tokens",
+                        "embedding",
+                        "slot",
+                        "user_id",
+                    ],
                     timeout=LONG,
                 )
                 await conn.execute(
-                    f"""INSERT INTO {schema}.memories (content, type, layer, language, dedup_key, identifiers,
-                            search_tokens, embedding, embedding_model, importance, slot)
-                        SELECT content, 'fact', 'long_term', language, dedup_key, identifiers,
-                               search_tokens::tsvector, embedding, $1, 0.5, slot FROM staging
-                        ON CONFLICT DO NOTHING""",
+                    f"""WITH added AS (
+                          INSERT INTO {schema}.memories (content, type, layer, language, dedup_key, identifiers,
+                                search_tokens, embedding, embedding_model, importance, slot, user_id)
+                          SELECT content, 'fact', 'long_term', language, dedup_key, identifiers,
+                                 search_tokens::tsvector, embedding, $1, 0.5, slot, user_id FROM staging
+                          ON CONFLICT DO NOTHING RETURNING id, content)
+                        INSERT INTO {schema}.memory_history (memory_id, event, actor, content, details)
+                        SELECT id, 'written', 'bench', content, '{{}}'::jsonb FROM added WHERE $2""",
                     model,
+                    history,
                     timeout=LONG,
                 )
             missing -= len(records)

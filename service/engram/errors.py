@@ -62,6 +62,17 @@ class PayloadTooLarge(EngramError):
     code = "too_large"
 
 
+class TooManyRequests(EngramError):
+    """The tenant sent more than its share of the intake: retry after ``retry_after_seconds``."""
+
+    http_status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class Unavailable(EngramError):
     """A dependency (the database) cannot be reached: try again shortly."""
 

@@ -25,6 +25,7 @@ from engram.services.consolidation import ConsolidationService
 from engram.services.erasure import ErasureService
 from engram.services.forgetting import ForgettingService
 from engram.services.ingest import IngestService
+from engram.services.intake import Intake
 from engram.services.memories import MemoryService
 from engram.services.reindex import ReindexService
 from engram.services.search import SearchService
@@ -68,6 +69,7 @@ class Engram:
     transfer: TransferService
     users: UserService
     erasure: ErasureService
+    intake: Intake
     access: AccessLog
 
     async def close(self) -> None:
@@ -196,6 +198,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         transfer=TransferService(pool, embedders, writes, access, settings.max_batch_size),
         users=UserService(pool, tenants),
         erasure=ErasureService(pool, tenants, writes, search, cache),
+        intake=Intake(settings.tenant_intake_bytes_per_second, settings.max_body_bytes),
         access=access,
     )
 

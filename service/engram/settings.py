@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engram.domain.fusion import Weights
 from engram.domain.lifecycle import DecayWeights
-from engram.domain.models import Layer
+from engram.domain.models import MAX_BATCH_CEILING, Layer
 from engram.domain.tenancy import KEY_PREFIX
 
 Environment = Literal["test", "prod"]
@@ -139,10 +139,12 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
-    max_batch_size: int = Field(500, ge=1)
+    max_batch_size: int = Field(500, ge=1, le=MAX_BATCH_CEILING)
     max_content_chars: int = Field(8000, ge=1)
-    # Request bodies over this are refused (413) before they are read or any key is checked.
+    # Request bodies over this are refused (413) before they are read or any key is checked: a
+    # batch or an MCP message up to max_body_bytes, any other REST request up to max_request_bytes.
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    max_request_bytes: int = Field(512 * 1024, ge=1024)
     max_import_bytes: int = Field(1024**3, ge=1024, description="a REST import's body, read as it streams")
     # At the connection (api/server.py): a request's line and headers, the time they may take to
     # arrive, how long a body may stall or a response go untaken, how many connections at once.
@@ -150,6 +152,9 @@ class Settings(BaseSettings):
     header_timeout_seconds: float = Field(15, gt=0)
     idle_timeout_seconds: float = Field(30, gt=0)
     max_connections: int = Field(2048, ge=1, description="beyond, new requests are answered 503")
+    # Each tenant's share of the intake: request bytes per second (a burst of max_body_bytes);
+    # beyond, its requests wait their turn, or get 429 with more than a few seconds to wait.
+    tenant_intake_bytes_per_second: int = Field(4 * 1024 * 1024, ge=1024)
 
     @model_validator(mode="after")
     def _admin_key_apart(self) -> Settings:

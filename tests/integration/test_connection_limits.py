@@ -89,8 +89,11 @@ def test_a_client_that_sends_nothing_or_dribbles_its_head_is_closed(guarded):
 
 async def test_a_stalled_body_is_closed_and_a_steady_one_is_not(guarded, tenant):
     ctx, key = tenant
-    stalled = _connect(guarded)
-    stalled.sendall(b'POST /t/none/v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"q')
+    stalled = _connect(guarded)  # admitted (its key is good), then its body stops coming
+    stalled.sendall(
+        b"POST /t/%s/v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+        b'Content-Length: 1000\r\n\r\n{"q' % (ctx.name.encode(), key.encode())
+    )
     status, body = _answer(stalled)
     assert status == 408 and body["error"]["code"] == "timeout", body
     stalled.close()

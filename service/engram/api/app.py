@@ -12,6 +12,7 @@ from starlette.routing import Match, Mount, get_route_path
 from starlette.types import ASGIApp, Scope
 
 from engram import __version__, scheduler
+from engram.api.admission import Admission
 from engram.api.errors import Boundary, install_error_handlers
 from engram.api.observe import Observe
 from engram.api.routes import (
@@ -62,7 +63,10 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
     async def authenticate(tenant: str, key: str | None):
         return await state["engram"].tenants.authenticate(tenant, key)
 
-    mcp_app = mcp_http_app(mcp_server, authenticate, settings.allowed_hosts)
+    async def admit(tenant: str, size: int) -> None:
+        await state["engram"].intake.admit(tenant, size)
+
+    mcp_app = mcp_http_app(mcp_server, authenticate, admit, settings.allowed_hosts)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -103,7 +107,13 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         redoc_url=None,
     )
     install_error_handlers(app)
-    app.add_middleware(Boundary, max_body_bytes=settings.max_body_bytes, max_import_bytes=settings.max_import_bytes)
+    app.add_middleware(Admission)  # inside the boundary: a key is checked once a body fits
+    app.add_middleware(
+        Boundary,
+        max_body_bytes=settings.max_body_bytes,
+        max_import_bytes=settings.max_import_bytes,
+        max_request_bytes=settings.max_request_bytes,
+    )
     app.add_middleware(Observe)  # outermost: it sees the status the boundary answered
     app.include_router(health.router)
     app.include_router(oauth.router)

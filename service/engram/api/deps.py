@@ -10,6 +10,7 @@ from fastapi import Depends, Path, Query, Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from engram.api.admission import CONTEXT
 from engram.domain.boundary import UserId
 from engram.domain.tenancy import TenantContext, key_tenant
 from engram.errors import Forbidden, InvalidInput, Unauthorized
@@ -25,10 +26,15 @@ async def get_engram(request: Request) -> Engram:
 
 
 async def authenticated_tenant(
+    request: Request,
     tenant: Annotated[str, Path(description="tenant name")],
     engram: Annotated[Engram, Depends(get_engram)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> TenantContext:
+    """The context the admission found (api/admission.py) before the body was read, else the key's."""
+    admitted = getattr(request.state, CONTEXT, None)
+    if isinstance(admitted, TenantContext) and admitted.name == tenant:
+        return admitted
     return await engram.tenants.authenticate(tenant, credentials.credentials if credentials else None)
 
 
@@ -38,10 +44,10 @@ async def admin(
 ) -> None:
     """The admin API is for the configured admin key alone: never a tenant's or a user's key."""
     configured = engram.settings.admin_key
-    if configured is None or engram.settings.tenant is not None:
-        raise Forbidden("the admin API is off here: set ENGRAM_ADMIN_KEY on a service serving every tenant")
     if credentials is None:
         raise Unauthorized("missing admin key: send 'Authorization: Bearer <ENGRAM_ADMIN_KEY>'")
+    if configured is None or engram.settings.tenant is not None:
+        raise Forbidden("the admin API is off here: set ENGRAM_ADMIN_KEY on a service serving every tenant")
     if key_tenant(credentials.credentials) is not None:
         raise Forbidden("a tenant's API key cannot use the admin API: send the admin key")
     if not hmac.compare_digest(credentials.credentials.encode(), configured.get_secret_value().encode()):

@@ -16,7 +16,15 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engram.errors import EngramError, InvalidInput, PayloadTooLarge, Unavailable, error_body, invalid_input
+from engram.errors import (
+    EngramError,
+    InvalidInput,
+    PayloadTooLarge,
+    TooManyRequests,
+    Unavailable,
+    error_body,
+    invalid_input,
+)
 from engram.observability import logs
 from engram.store.db import unreachable
 
@@ -30,7 +38,7 @@ _last_outage_log = 0.0
 
 def response_for(exc: EngramError) -> JSONResponse:
     headers = {}
-    if isinstance(exc, Unavailable):
+    if isinstance(exc, Unavailable | TooManyRequests):
         headers["Retry-After"] = str(exc.retry_after_seconds)
     if exc.http_status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="engram"'
@@ -126,15 +134,28 @@ class Boundary:
     checked); anything that escapes the handlers becomes the JSON error model, never a traceback
     or a reset connection."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, max_import_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int,
+        max_import_bytes: int | None = None,
+        max_request_bytes: int | None = None,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         # An import streams its body a batch at a time, so it may be far larger than a request.
         self.max_import_bytes = max_import_bytes or max_body_bytes
+        # One memory, a search, a turn: a tenth of a batch's room is plenty, and a megabyte of it
+        # is refused before it costs a parse.
+        self.max_request_bytes = min(max_request_bytes or max_body_bytes, max_body_bytes)
 
     def limit(self, scope: Scope) -> int:
-        importing = scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/v1/import")
-        return self.max_import_bytes if importing else self.max_body_bytes
+        path = str(scope.get("path", ""))
+        if scope.get("method") == "POST" and path.endswith("/v1/import"):
+            return self.max_import_bytes
+        if path.endswith("/v1/memories/batch") or "/v1/" not in path:  # a batch, MCP's messages
+            return self.max_body_bytes
+        return self.max_request_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

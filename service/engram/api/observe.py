@@ -3,12 +3,14 @@ echoed back, a latency observation by route, and one log line."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram.observability import logs, metrics
+from engram.services.slices import ACTIVITY
 
 log = logging.getLogger("engram.http")
 
@@ -46,7 +48,8 @@ class Observe:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            with contextlib.nullcontext() if _stream(scope) else ACTIVITY.request():
+                await self.app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
             route = route_of(scope)
@@ -56,3 +59,10 @@ class Observe:
                 extra={"method": scope["method"], "route": route, "status": status, "ms": round(seconds * 1000, 1)},
             )
             logs.request_id.reset(token)
+
+
+def _stream(scope: Scope) -> bool:
+    """An MCP event stream an agent keeps open: not a request that waits to be served (bulk work
+    in slices rests while such requests are in flight, services/slices.py)."""
+    path = str(scope.get("path", ""))
+    return path.endswith("/sse") or (scope.get("method") == "GET" and path.endswith("/mcp"))

@@ -13,13 +13,14 @@ from engram.runtime import Engram
 from engram.settings import Settings
 
 
-def _lifetimes(pairs: list[str], option: str) -> dict[str, str]:
+def _lifetimes(pairs: list[str], option: str) -> dict[str, float]:
     parsed = {}
     for pair in pairs:
-        name, sep, days = pair.partition("=")
-        if not sep:
-            raise fail(f"{option} takes NAME=DAYS (e.g. {option} session=7), not {pair!r}", 2)
-        parsed[name.strip()] = days.strip()
+        name, _, days = pair.partition("=")
+        try:
+            parsed[name.strip()] = float(days)
+        except ValueError:
+            raise fail(f"{option} takes NAME=DAYS (e.g. {option} session=7), not {pair!r}", 2) from None
     return parsed
 
 

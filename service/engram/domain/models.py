@@ -243,6 +243,10 @@ class MemoryFilter(BaseModel):
         return cls(**{k: v for k, v in spelled.items() if k in cls.model_fields and v is not None and v != []})
 
 
+# The most memories one batch may ever hold (ENGRAM_MAX_BATCH_SIZE is at most this): a longer list
+# is refused while it is read, before any of its items is validated.
+MAX_BATCH_CEILING = 500
+
 # How REST and the CLI spell the repeatable filters: one ?tag= or --tag per value.
 SINGULAR = {"type": "types", "kind": "kinds", "layer": "layers", "status": "statuses", "tag": "tags"}
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from engram.domain.models import Layer, MemoryType
 
 # A hundred years: longer is no retention at all (leave the layer or type out).
 MAX_DAYS = 36_500
-Days = Annotated[float, Field(gt=0, le=MAX_DAYS)]
+Days = Annotated[float, Field(gt=0, le=MAX_DAYS), Strict()]
 
 
 class Retention(BaseModel):
@@ -28,7 +28,7 @@ class Retention(BaseModel):
     types: dict[MemoryType, Days] = Field(
         default_factory=dict, description='days a memory of the type lives, e.g. {"event": 365}'
     )
-    purge_after_days: Annotated[float, Field(ge=0, le=MAX_DAYS)] | None = Field(
+    purge_after_days: Annotated[float, Field(ge=0, le=MAX_DAYS), Strict()] | None = Field(
         None, description="days a forgotten memory stays restorable before it is purged"
     )
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# Texts a model call takes at most when it cannot run beside a query: a query waits behind one
-# such call, not behind a whole batch of another tenant's transcript.
-SHARED_CHUNK = 16
+from engram.embedding.fair import FairTurns
+
+# Texts a model call takes at most: a query of a model that cannot run beside documents, and
+# another tenant's documents, wait behind one such call, not behind a whole batch.
+DOCUMENT_CHUNK = 16
 
 
 class Embedder(ABC):
@@ -18,7 +23,8 @@ class Embedder(ABC):
 
     A search's query never queues behind a batch of documents: a ``reentrant`` model (callable
     from two threads at once) embeds queries on a worker of their own; any other model takes
-    documents a few at a time, so a query slips in between."""
+    documents a few at a time, so a query slips in between. Documents of several owners take
+    turns, a chunk each (embedding/fair.py)."""
 
     model_id: str
     dim: int
@@ -28,10 +34,11 @@ class Embedder(ABC):
         # CPU-bound models: one worker each for documents and for queries (BLAS threads are the
         # model's own); a model that is not reentrant shares one worker for both.
         name = f"embed-{type(self).__name__}"
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name, initializer=_background)
         self._query_executor = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-query") if self.reentrant else self._executor
         )
+        self._turns = FairTurns()
 
     @abstractmethod
     def _documents(self, texts: list[str]) -> np.ndarray: ...
@@ -39,14 +46,17 @@ class Embedder(ABC):
     @abstractmethod
     def _query(self, text: str) -> np.ndarray: ...
 
-    async def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
+    async def embed_documents(self, texts: list[str], owner: str = "") -> list[np.ndarray]:
+        """Vectors of the texts, a chunk at a time: owners (tenants) take turns between chunks."""
         if not texts:
             return []
         loop = asyncio.get_running_loop()
-        step = len(texts) if self.reentrant else SHARED_CHUNK
         rows: list[np.ndarray] = []
-        for start in range(0, len(texts), step):
-            matrix = await loop.run_in_executor(self._executor, self._documents, texts[start : start + step])
+        for start in range(0, len(texts), DOCUMENT_CHUNK):
+            async with self._turns.turn(owner):
+                matrix = await loop.run_in_executor(
+                    self._executor, self._documents, texts[start : start + DOCUMENT_CHUNK]
+                )
             rows.extend(_unit(row) for row in np.asarray(matrix, dtype=np.float32))
         return rows
 
@@ -57,6 +67,16 @@ class Embedder(ABC):
     def close(self) -> None:
         for executor in {self._executor, self._query_executor}:
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+# Documents are bulk work: their worker yields the CPU to the threads serving queries (a search's
+# embedding, the event loop), so one tenant's 500-item batches do not slow another's search.
+BACKGROUND_NICENESS = 10
+
+
+def _background() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # Linux lowers one thread; elsewhere, nothing
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

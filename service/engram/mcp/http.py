@@ -32,6 +32,7 @@ from engram.errors import EngramError, Forbidden, Misdirected, NotFound, Unautho
 from engram.mcp.tools import TENANT_SCOPE_KEY
 
 Authenticate = Callable[[str, str | None], Awaitable[TenantContext]]
+Admit = Callable[[str, int], Awaitable[None]]  # a tenant, the bytes its request declares
 
 
 def key_refusal(exc: EngramError, tenant: str, token: str | None) -> EngramError:
@@ -53,12 +54,22 @@ def bearer_token(scope: Scope) -> str | None:
     return None
 
 
-class TenantGuard:
-    """Authenticates every HTTP request of the mounted MCP apps against the path's tenant."""
+def declared_length(scope: Scope) -> int:
+    """The body size a request declares (0 without a Content-Length)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0
 
-    def __init__(self, app: ASGIApp, authenticate: Authenticate) -> None:
+
+class TenantGuard:
+    """Authenticates every HTTP request of the mounted MCP apps against the path's tenant, and
+    charges its body to the tenant's share of the intake, before the body is read."""
+
+    def __init__(self, app: ASGIApp, authenticate: Authenticate, admit: Admit) -> None:
         self._app = app
         self._authenticate = authenticate
+        self._admit = admit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -73,6 +84,11 @@ class TenantGuard:
                 context = context.pinned_to(valid_user_id(user))
         except EngramError as exc:
             await _json_error(send, key_refusal(exc, tenant, token))
+            return
+        try:
+            await self._admit(context.name, declared_length(scope))
+        except EngramError as exc:
+            await _json_error(send, exc)
             return
         assert token is not None
         scope[TENANT_SCOPE_KEY] = context
@@ -142,12 +158,12 @@ class HostCheck:
         await self._app(scope, receive, send)
 
 
-def mcp_http_app(server: MCPServer, authenticate: Authenticate, allowed_hosts: list[str]) -> ASGIApp:
+def mcp_http_app(server: MCPServer, authenticate: Authenticate, admit: Admit, allowed_hosts: list[str]) -> ASGIApp:
     # Host and Origin are checked once, by HostCheck (in the error model); the SDK checks the rest.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     streamable = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
     sse = server.sse_app(sse_path="/sse", message_path="/messages/", transport_security=security)
-    return HostCheck(TenantGuard(TransportRouter(streamable, sse), authenticate), allowed_hosts)
+    return HostCheck(TenantGuard(TransportRouter(streamable, sse), authenticate, admit), allowed_hosts)
 
 
 async def _json_error(send: Send, exc: EngramError) -> None:
@@ -155,5 +171,7 @@ async def _json_error(send: Send, exc: EngramError) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if exc.http_status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="engram"'))
+    if (retry := getattr(exc, "retry_after_seconds", None)) is not None:
+        headers.append((b"retry-after", str(retry).encode()))
     await send({"type": "http.response.start", "status": exc.http_status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

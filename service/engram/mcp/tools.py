@@ -19,6 +19,7 @@ from engram import __version__
 from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text, UserId
 from engram.domain.judgement import Turn
 from engram.domain.models import (
+    MAX_BATCH_CEILING,
     BatchWriteResult,
     Closed,
     HistoryEvent,
@@ -232,7 +233,9 @@ def build_mcp(
     @tool(title="Write several memories", annotations=writes)
     async def write_memories(
         ctx: Context,
-        items: Annotated[list[NewMemory], Field(min_length=1, description="memories, in order")],
+        items: Annotated[
+            list[NewMemory], Field(min_length=1, max_length=MAX_BATCH_CEILING, description="memories, in order")
+        ],
         user_id: ForUser = None,
     ) -> BatchWriteResult:
         """Remember several memories in one transaction; results come back in the same order."""

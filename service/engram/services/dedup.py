@@ -18,6 +18,7 @@ from engram.domain.lifecycle import may_be_same_fact, numbers_of
 from engram.domain.models import Kind, Memory
 from engram.domain.relations import about_someone_else, announces_change, announces_change_outright, relate_statements
 from engram.judge import Judge
+from engram.services.slices import Slices
 from engram.store.memories import MemoryRow
 
 # Verdicts that retire or mark: never of another person's fact on a judge's word.
@@ -174,7 +175,9 @@ async def plan(
     decisions: list[Decision] = []
     vectors = np.stack([r.embedding for r in rows]).astype(np.float32)
     batch_similarity = vectors @ vectors.T  # every row to every row, once
+    slices = Slices()
     for i, row in enumerate(rows):
+        await slices.tick()
         replaces = replaced[i] if replaced else []
         named = tuple(Retirement(Target(memory=m), "replaced, as the caller said", by_caller=True) for m in replaces)
         if row.dedup_key in exact:
@@ -245,7 +248,8 @@ def _candidates(
     def of_slot(j: int) -> bool:
         return row.slot is not None and rows[j].slot == row.slot
 
-    by_closeness = (int(j) for j in np.argsort(-similarity[:i]) if similarity[j] >= low)
+    # closest first, and only as far as the floor: the rest of the batch is not looked at
+    by_closeness = (int(j) for j in itertools.takewhile(lambda j: similarity[j] >= low, np.argsort(-similarity[:i])))
     close = list(itertools.islice((j for j in by_closeness if not of_slot(j) and admitted(j)), NEAREST))
     same_slot = [j for j in range(i) if of_slot(j) and admitted(j)]
     for j in [*close, *same_slot[-SLOT_MATES:]]:

@@ -85,6 +85,8 @@ class ReindexService:
         return done
 
     async def _fill(self, conn: asyncpg.Connection, ctx: TenantContext, batch: list, model: str) -> int:
-        vectors = await self._embedders.get(model).embed_documents([content for _, content in batch])
+        vectors = await self._embedders.get(model).embed_documents(
+            [content for _, content in batch], f"reindex:{ctx.name}"
+        )
         await repo.fill(conn, ctx.schema, [memory_id for memory_id, _ in batch], vectors, model)
         return len(batch)

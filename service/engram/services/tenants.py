@@ -176,7 +176,8 @@ class TenantService:
                 )
 
     async def authenticate(self, name: str, key: str | None) -> TenantContext:
-        """401 without a valid key; 403 for a valid key of another tenant."""
+        """401 without a valid key (for a tenant that does not exist too); 403 for a valid key of
+        another tenant."""
         if not key:
             raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
         owner = key_tenant(key)
@@ -186,7 +187,10 @@ class TenantService:
             if await self._key_valid(owner, key):
                 raise Forbidden(f"this API key does not grant access to tenant {name!r}")
             raise Unauthorized("invalid API key")
-        context = await self.resolve(name)
+        try:
+            context = await self.resolve(name)
+        except NotFound:  # a tenant that does not exist looks like a wrong key: names are not told
+            raise Unauthorized("invalid API key") from None
         valid, user = await self._key_holder(name, key)
         if not valid:
             raise Unauthorized("invalid API key")

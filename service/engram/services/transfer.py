@@ -151,7 +151,7 @@ class TransferService:
                 contents.append(self._writes.clean_content(m.content))
             except InvalidInput as exc:
                 raise InvalidInput(f"line {number}: {exc}", field=f"line {number}") from None
-        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
+        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents, ctx.name)
         rows = [
             store.ImportedRow(memory=exported.memory, row=memory_row(ctx, item, content, vector))
             for (_, exported), item, content, vector in zip(batch, items, contents, vectors, strict=True)

@@ -43,6 +43,7 @@ from engram.errors import Conflict, InvalidInput, NotFound
 from engram.judge import Judge
 from engram.observability import metrics
 from engram.services import dedup
+from engram.services.slices import Slices
 from engram.services.turns import KeyedLocks, WriteTurns
 from engram.store import memories as repo
 from engram.store.db import NearestPool, walking_the_index
@@ -238,11 +239,12 @@ class WriteService:
     async def _rows(
         self, ctx: TenantContext, items: list[NewMemory], contents: list[str], derived_from: tuple[UUID, ...]
     ) -> list[MemoryRow]:
-        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents)
-        return [
-            memory_row(ctx, item, content, vector, derived_from)
-            for item, content, vector in zip(items, contents, vectors, strict=True)
-        ]
+        vectors = await self._embedders.get(ctx.embedding_model).embed_documents(contents, ctx.name)
+        rows, slices = [], Slices()
+        for item, content, vector in zip(items, contents, vectors, strict=True):
+            await slices.tick()
+            rows.append(memory_row(ctx, item, content, vector, derived_from))
+        return rows
 
     async def _read(
         self, conn: asyncpg.Connection, ctx: TenantContext, rows: list[MemoryRow], items: list[NewMemory]
@@ -472,7 +474,7 @@ class WriteService:
         return content
 
     async def embed(self, ctx: TenantContext, content: str) -> np.ndarray:
-        return (await self._embedders.get(ctx.embedding_model).embed_documents([content]))[0]
+        return (await self._embedders.get(ctx.embedding_model).embed_documents([content], ctx.name))[0]
 
 
 def _field(index: int, items: int, name: str) -> str:

@@ -13,6 +13,7 @@ from engram.api.deps import ActingDep, EngramDep, TenantDep, known_query
 from engram.api.errors import ERROR_RESPONSES
 from engram.domain.boundary import Instant, Text, UserId
 from engram.domain.models import (
+    MAX_BATCH_CEILING,
     SINGULAR,
     BatchWriteResult,
     HistoryEvent,
@@ -54,7 +55,7 @@ ACTOR = "rest"
 
 
 class BatchWrite(BaseModel):
-    items: list[NewMemory] = Field(min_length=1)
+    items: list[NewMemory] = Field(min_length=1, max_length=MAX_BATCH_CEILING)
 
 
 class ForgetRequest(BaseModel):
