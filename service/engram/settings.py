@@ -116,8 +116,10 @@ class Settings(BaseSettings):
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "plain"] = "json"
-    # /metrics (Prometheus) without a key: expose the port to your scraper, not to the internet.
+    # /metrics (Prometheus); its labels name the tenants, so with metrics_key set it answers only
+    # 'Authorization: Bearer <metrics_key>'.
     metrics_enabled: bool = True
+    metrics_key: SecretStr | None = None
 
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)

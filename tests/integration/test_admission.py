@@ -9,6 +9,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import SecretStr
 
 from engram.domain.models import MAX_BATCH_CEILING
 from tests.conftest import ServerThread, tenant_api, unique_tenant
@@ -79,3 +80,30 @@ async def test_a_tenant_over_its_share_waits_then_is_refused_and_others_are_serv
         assert over_mcp.status_code == 429, over_mcp.text  # MCP draws on the same share
     async with tenant_api(narrow, other.name, other_key) as calm:
         assert (await calm.post("/search", json={"query": "tea"})).status_code == 200
+
+
+async def test_a_tenant_name_cannot_be_learned_from_the_answers(service, tenant):
+    ctx, _ = tenant
+    answers = []
+    async with httpx.AsyncClient(base_url=service.url) as anonymous:
+        for name in (ctx.name, unique_tenant("absent")):
+            guess = {"Authorization": f"Bearer ek.{name}.guessed"}
+            for headers in ({}, guess):
+                response = await anonymous.get(f"/t/{name}/v1/memories", headers=headers)
+                answers.append((response.status_code, response.json()["error"]["message"]))
+    assert answers[:2] == answers[2:], answers  # the same for a tenant that exists and one that does not
+    assert {status for status, _ in answers} == {401}
+
+
+@pytest.fixture(scope="module")
+def keyed_metrics(settings, bootstrapped):
+    with ServerThread(settings.model_copy(update={"metrics_key": SecretStr("m" * 40)}), bootstrapped) as running:
+        yield running
+
+
+def test_metrics_with_a_key_are_served_with_it_only(keyed_metrics, service):
+    assert httpx.get(f"{keyed_metrics.url}/metrics").status_code == 401
+    assert httpx.get(f"{keyed_metrics.url}/metrics", headers={"Authorization": "Bearer nope"}).status_code == 401
+    served = httpx.get(f"{keyed_metrics.url}/metrics", headers={"Authorization": "Bearer " + "m" * 40})
+    assert served.status_code == 200 and "engram_" in served.text
+    assert httpx.get(f"{service.url}/metrics").status_code == 200  # without a key set: open, as documented
