@@ -49,6 +49,7 @@ TENANCY, USERS = f"{DOMAIN}/tenancy.py", ("tests/integration/test_users.py",)
 ERASURE_SERVICE, ERASURE_STORE = "service/engram/services/erasure.py", "service/engram/store/erasure.py"
 ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/test_admin.py",)
 RETENTION = ("tests/unit/test_retention.py", "tests/integration/test_retention.py")
+INSTANTS = ("tests/unit/test_instants.py",)
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -807,6 +808,42 @@ MUTANTS = [
         'rules = sorted((days, f"{name} memories") for name, days in limits if days is not None)',
         'rules = sorted(((days, f"{name} memories") for name, days in limits if days is not None), reverse=True)',
         RETENTION,
+    ),
+    # Dates at the ends of the calendar: refused where they come in, never made from one accepted.
+    Mutant(
+        "an instant's UTC year goes unchecked",
+        f"{DOMAIN}/boundary.py",
+        "return EARLIEST.year <= value.year <= LATEST.year and EARLIEST <= aware < _AFTER_LATEST",
+        "return EARLIEST.year <= value.year <= LATEST.year",
+        INSTANTS,
+    ),
+    Mutant(
+        "a made-up cursor's date goes unbounded",
+        "service/engram/services/memories.py",
+        "return bounded_instant(datetime.fromisoformat(created)), UUID(memory_id)",
+        "return datetime.fromisoformat(created), UUID(memory_id)",
+        ("tests/integration/test_boundary.py", "-k", "cursor"),
+    ),
+    Mutant(
+        "a window in year 0 in UTC is kept",
+        f"{DOMAIN}/temporal.py",
+        "        placed.astimezone(UTC)\n",
+        "",
+        INSTANTS,
+    ),
+    Mutant(
+        "a day named in year 9999 becomes the occurred_at",
+        STORING,
+        "occurred = noon if within_bounds(noon) else None",
+        "occurred = noon",
+        INSTANTS,
+    ),
+    Mutant(
+        "an import's dates go unchecked",
+        f"{DOMAIN}/transfer.py",
+        "return bounded_instant(value) if isinstance(value, datetime) else value",
+        "return value",
+        INSTANTS,
     ),
 ]
 

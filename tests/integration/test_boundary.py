@@ -1,11 +1,16 @@
 """The boundary: every bad input a clear 4xx naming the field, one JSON error model, nothing stored
 that would poison a tenant, bodies capped before they are read."""
 
+import base64
 import json
 import re
+import uuid
+from datetime import datetime
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import tenant_api, unique_tenant
 
@@ -264,3 +269,104 @@ async def test_an_import_may_stream_a_body_over_the_request_limit(api):
     assert imported.status_code == 200, imported.text
     assert (imported.json()["imported"], imported.json()["already_present"]) == (3, imported.json()["read"] - 3)
     assert error_of(await api.post("/memories", content=body()), 413)["code"] == "too_large"
+
+
+def made_up_cursor(created: str) -> str:
+    return base64.urlsafe_b64encode(f"{created}|{uuid.UUID(int=0)}".encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "created",
+    [
+        "10000-01-01T00:00:00Z",  # past what datetime holds
+        "0000-01-01T00:00:00Z",
+        "-0001-01-01",
+        "-1",
+        "99999999999999999999",
+        "294277-01-01T00:00:00Z",  # past what timestamptz holds
+        "0002-01-01T00:00:00+23:59",  # year 1 in UTC, where a year of arithmetic overflows
+        "9998-12-31T23:00:00-05:00",  # year 9999 in UTC
+    ],
+)
+async def test_a_made_up_cursor_is_a_422_naming_the_cursor(api, created):
+    await api.post("/memories", json={"content": "The user likes green tea"})
+    refused = await api.get("/memories", params={"cursor": made_up_cursor(created)})
+    assert error_of(refused, 422)["field"] == "cursor"
+
+
+@pytest.fixture
+async def tenant_key(service, engram):
+    ctx, key = await engram.tenants.create(unique_tenant("cursor"))
+    return f"{service.url}/t/{ctx.name}/v1", key
+
+
+_B64 = st.binary(max_size=60).map(lambda raw: base64.urlsafe_b64encode(raw).decode())
+_ENDS = st.datetimes(max_value=datetime(1, 1, 3), timezones=st.timezones()) | st.datetimes(
+    min_value=datetime(9999, 12, 30), timezones=st.timezones()
+)  # where an offset overflows
+_DATES = (st.datetimes(timezones=st.timezones()) | _ENDS).map(datetime.isoformat) | st.text(max_size=30)
+_CURSORS = st.text(max_size=60) | _B64 | _DATES.map(made_up_cursor)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cursor=_CURSORS)
+def test_no_cursor_is_a_500(tenant_key, cursor):
+    """Whatever a client sends as the cursor: a page, or a 422 naming the cursor."""
+    base, key = tenant_key
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        response = client.get("/memories", params={"cursor": cursor})
+    assert response.status_code in (200, 422), response.text
+    if response.status_code == 422:
+        assert response.json()["error"]["field"] == "cursor"
+
+
+@pytest.mark.parametrize("edge", ["0002-01-01T00:00:00+23:59", "9998-12-31T23:00:00-05:00"])
+async def test_an_instant_outside_the_years_in_utc_is_refused_with_its_field(api, edge):
+    """Inside the years on its own clock, outside them in UTC: a day or a year of arithmetic, or
+    the database driver's conversion, would overflow."""
+    for params in ({"created_after": edge}, {"occurred_before": edge}):
+        assert error_of(await api.get("/memories", params=params), 422)["field"] == next(iter(params))
+    for body in ({"occurred_at": edge}, {"now": edge}):
+        created = await api.post("/memories", json={"content": "The user drank tea", **body})
+        assert error_of(created, 422)["field"] == next(iter(body))
+    searched = await api.post("/search", json={"query": "tea", "now": edge})
+    assert error_of(searched, 422)["field"] == "now"
+
+
+async def test_last_year_asked_in_year_two_east_of_greenwich_is_answered(api):
+    """A window starting in year 1 at +14:00 is year 0 in UTC: no time, rather than a 500."""
+    await api.post("/memories", json={"content": "The user drank tea"})
+    for query in ("what did I do last year", "去年我做了什么", "tea last month"):
+        searched = await api.post("/search", json={"query": query, "now": "0002-06-01T00:00:00+14:00"})
+        assert searched.status_code == 200, (query, searched.text)
+
+
+@pytest.mark.parametrize(
+    "content", ["My flight is on December 31, 9999", "I was born on July 4, 0001", "我9999年12月31日飞东京"]
+)
+async def test_a_day_named_outside_the_years_is_kept_in_words_only(api, content):
+    """The day a text names becomes its occurred_at only inside the years any date holds: a
+    memory "on December 31, 9999" was stored with it, and broke the timeline."""
+    created = await api.post("/memories", json={"content": content})
+    assert created.status_code == 201, created.text
+    assert created.json()["memory"]["occurred_at"] is None
+    for bucket in ("auto", "day", "week", "month", "year"):
+        timeline = await api.get("/memories/timeline", params={"bucket": bucket})
+        assert timeline.status_code == 200, (bucket, timeline.text)
+
+
+async def test_an_import_with_a_date_outside_the_years_is_a_422_naming_its_line(api):
+    await api.post("/memories", json={"content": "The user likes green tea"})
+    header, line, end = (await api.get("/export")).text.splitlines()
+    exported = json.loads(line)
+    for field in ("created_at", "updated_at", "last_accessed_at", "reinforced_at", "forgotten_at"):
+        for date in ("0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "0001-06-01T00:00:00Z"):
+            memory = {**exported["memory"], "id": str(uuid.uuid4()), "content": f"a {field} fact", field: date}
+            body = "\n".join([header, json.dumps({**exported, "memory": memory}), end])
+            error = error_of(await api.post("/import", content=body.encode()), 422)
+            assert error["field"] == "line 2" and f"memory.{field}" in error["message"], error
+    event = {**exported["history"][0], "at": "0001-01-01T00:00:00+05:00"}
+    body = "\n".join([header, json.dumps({**exported, "history": [event]}), end])
+    error = error_of(await api.post("/import", content=body.encode()), 422)
+    assert error["field"] == "line 2" and "history: Value error, entry 0's at" in error["message"], error
+    assert [m["content"] for m in (await api.get("/memories")).json()["items"]] == ["The user likes green tea"]

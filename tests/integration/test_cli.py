@@ -1,11 +1,13 @@
 """The engram command line, run as a user would, against the real database."""
 
+import base64
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,17 @@ def test_bad_input_exits_with_code_2(cli_env, args):
     result = engram(cli_env, *args)
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert result.stderr.strip()
+
+
+def test_a_made_up_cursor_or_an_instant_out_of_range_exits_with_code_2(cli_env):
+    name = unique_tenant("cli-cursor")
+    assert engram(cli_env, "tenant", "create", name).returncode == 0
+    for created in ("10000-01-01", "0002-01-01T00:00:00+23:59", "-1"):
+        cursor = base64.urlsafe_b64encode(f"{created}|{uuid.UUID(int=0)}".encode()).decode()
+        listed = engram(cli_env, "list", "--tenant", name, "--cursor", cursor)
+        assert listed.returncode == 2 and "cursor" in listed.stderr, (listed.stdout, listed.stderr)
+    late = engram(cli_env, "search", "tea", "--tenant", name, "--now", "0001-12-31T23:00:00")
+    assert late.returncode == 2 and "now" in late.stderr, (late.stdout, late.stderr)
 
 
 def test_wrong_environment_exits_with_code_2(cli_env):

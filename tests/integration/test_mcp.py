@@ -1,8 +1,10 @@
 """MCP round trips with the SDK's Python client over every transport, against the real service."""
 
+import base64
 import json
 import os
 import sys
+import uuid
 
 import httpx
 import httpx2
@@ -127,6 +129,13 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
         for loose in ({"importance": "0.5"}, {"pinned": "yes"}, {"occurred_at": 1700000000}, {"now": "9999-12-31"}):
             refused = await client.call_tool("write_memory", {"content": "The user likes figs", **loose})
             assert refused.is_error, loose  # the same types as REST: no string numbers, no unix seconds
+        for created in ("10000-01-01", "0002-01-01T00:00:00+23:59", "-1"):  # a made-up cursor: not masked
+            cursor = base64.urlsafe_b64encode(f"{created}|{uuid.UUID(int=0)}".encode()).decode()
+            listed = await client.call_tool("list_memories", {"cursor": cursor})
+            assert listed.is_error and "invalid_input" in listed.content[0].text, listed.content[0].text
+            assert "(field cursor)" in listed.content[0].text
+        late = await client.call_tool("search_memory", {"query": "figs", "now": "9998-12-31T23:00:00-05:00"})
+        assert late.is_error and "must lie between" in late.content[0].text  # year 9999 in UTC
         for both_or_neither in ({}, {"session_id": "s", "task_id": "t"}):
             closed = await client.call_tool("close_scope", both_or_neither)
             assert (

@@ -24,6 +24,7 @@ METADATA_BYTES = 64 * 1024
 # or a time zone, never overflows.
 EARLIEST = datetime(2, 1, 1, tzinfo=UTC)
 LATEST = datetime(9998, 12, 31, tzinfo=UTC)
+_AFTER_LATEST = datetime(LATEST.year + 1, 1, 1, tzinfo=UTC)
 # An instant is written as ISO 8601 text (a year, then the month): never a bare number, which the
 # parser would otherwise read as seconds since 1970.
 _ISO_DATE = re.compile(r"\d{4}-\d{2}")
@@ -94,11 +95,20 @@ def iso_instant(value: Any) -> Any:
     raise ValueError("must be an ISO 8601 date-time, e.g. 2026-06-17T18:00:00Z")
 
 
+def within_bounds(value: datetime) -> bool:
+    """Whether the instant (a naive one read as UTC) lies in the years EARLIEST to LATEST both on
+    its own clock and in UTC: "0002-01-01T00:00+23:59" is year 1 in UTC, and
+    "9998-12-31T23:00-05:00" year 9999, where a year of arithmetic, or the database driver's
+    conversion to UTC, overflows. Compared, never converted: a comparison cannot overflow."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return EARLIEST.year <= value.year <= LATEST.year and EARLIEST <= aware < _AFTER_LATEST
+
+
 def bounded_instant(value: datetime) -> datetime:
     """A time zone is required to compare (a naive time is taken as UTC); the year must leave room
-    for time arithmetic either side."""
-    if not EARLIEST.year <= value.year <= LATEST.year:  # checked before any arithmetic can overflow
-        raise ValueError(f"must lie between {EARLIEST.date()} and {LATEST.date()}")
+    for time arithmetic either side, on the instant's own clock and in UTC."""
+    if not within_bounds(value):  # checked before any arithmetic can overflow
+        raise ValueError(f"must lie between {EARLIEST.date()} and {LATEST.date()}, in UTC too")
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
@@ -129,10 +139,11 @@ _INVISIBLE = (
 )
 _READABLE = re.compile(rf"[^\u0000{_INVISIBLE}]")
 _NOT_BLANK = Published(pattern=rf"^[^\u0000]*[^\u0000{_INVISIBLE}][^\u0000]*$")
-# A year from 0002 to 9998, as bounded_instant requires.
+# A year from 0002 to 9998, as bounded_instant requires (which refuses, besides, the hours at either
+# end whose UTC time falls outside: no pattern can say that of every ISO 8601 spelling).
 _BOUNDED = Published(
     pattern="^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",
-    description=f"ISO 8601, between {EARLIEST.date()} and {LATEST.date()}; without a time zone, UTC",
+    description=f"ISO 8601, between {EARLIEST.date()} and {LATEST.date()} (in UTC too); without a time zone, UTC",
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time
 
+from engram.domain.boundary import within_bounds
 from engram.domain.dates import absolute_day, resolve_relative_dates
 from engram.domain.models import Kind, NewMemory
 from engram.domain.perspective import in_third_person
@@ -24,7 +25,10 @@ def as_stored(item: NewMemory) -> NewMemory:
     occurred = item.occurred_at
     day = resolved.day or absolute_day(item.content, said)
     if occurred is None and day is not None:
-        occurred = datetime.combine(day, time(12), tzinfo=said.tzinfo)
+        noon = datetime.combine(day, time(12), tzinfo=said.tzinfo)
+        # a day the text names ("July 4, 0001", or "tomorrow" said on 9998-12-31) holds what an
+        # occurred_at given outright must: a date the arithmetic and the database can hold
+        occurred = noon if within_bounds(noon) else None
     content = in_third_person(resolved.text)
     if content == item.content and occurred == item.occurred_at:
         return item

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from engram.domain.tokenize import query_tokens
 
@@ -245,6 +245,16 @@ def _ago(now: datetime, count: int, unit: str) -> tuple[datetime, datetime]:
     return centre - timedelta(days=slack), centre + timedelta(days=slack + 1)
 
 
+def _on_clock(t: datetime, zone: tzinfo | None) -> datetime:
+    """A naive time of the query's window, on the clock it was asked by. OverflowError when its UTC
+    time lies outside what a datetime holds ("last year" asked in year 2 at +05:00 starts in year
+    0 in UTC): no database driver could send it."""
+    placed = t.replace(tzinfo=zone)
+    if zone is not None:
+        placed.astimezone(UTC)
+    return placed
+
+
 def time_intent(query: str, now: datetime) -> TimeIntent:
     """The first time expression of the query as a window (in now's timezone), a preference for
     recent memories, and the query without those words."""
@@ -256,11 +266,11 @@ def time_intent(query: str, now: datetime) -> TimeIntent:
             continue
         try:
             span = resolve(match, now.replace(tzinfo=None))
-        except (ValueError, OverflowError):  # a month 13, a year 0 or 10000: not a time
+            if span is None:
+                continue
+            start, end = (_on_clock(t, now.tzinfo) for t in span)
+        except (ValueError, OverflowError):  # a month 13, a year 0 or 10000 (in UTC too): not a time
             continue
-        if span is None:
-            continue
-        start, end = (t.replace(tzinfo=now.tzinfo) for t in span)
         window = TimeWindow(start, end, query[match.start() : match.end()])
         text = text[: match.start()] + " " + text[match.end() :]
         query = query[: match.start()] + " " + query[match.end() :]

@@ -27,8 +27,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engram.domain.boundary import bounded_instant
 from engram.domain.models import Kind, Memory, NewMemory
 from engram.errors import InvalidInput
 
@@ -66,6 +67,32 @@ class ExportedMemory(BaseModel):
 
     memory: Memory
     history: list[ExportedEvent] = Field(default_factory=list)
+
+
+class ImportedMemory(Memory):
+    """A memory as an import reads it: each of its dates holds to the bounds of any date a caller
+    sends (domain/boundary.py). An export is made from the database, so its dates are unchecked."""
+
+    @field_validator("*")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        return bounded_instant(value) if isinstance(value, datetime) else value
+
+
+class ImportedLine(ExportedMemory):
+    """A memory's line as an import reads it: the memory's dates and its history's bounded."""
+
+    memory: ImportedMemory
+
+    @field_validator("history")
+    @classmethod
+    def _bounded(cls, events: list[ExportedEvent]) -> list[ExportedEvent]:
+        for index, event in enumerate(events):
+            try:
+                bounded_instant(event.at)
+            except ValueError as exc:
+                raise ValueError(f"entry {index}'s at {exc}") from None
+        return events
 
 
 class End(BaseModel):
@@ -110,7 +137,7 @@ def read_header(data: dict[str, Any]) -> Header:
 def read_memory(data: dict[str, Any], number: int) -> ExportedMemory | End:
     if "end" in data:
         return validated(End, data["end"], number)
-    return validated(ExportedMemory, data, number)
+    return validated(ImportedLine, data, number)
 
 
 def validated(model: type[M], data: Any, number: int) -> M:
