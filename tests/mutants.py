@@ -50,6 +50,7 @@ ERASURE_SERVICE, ERASURE_STORE = "service/engram/services/erasure.py", "service/
 ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/test_admin.py",)
 RETENTION = ("tests/unit/test_retention.py", "tests/integration/test_retention.py")
 INSTANTS = ("tests/unit/test_instants.py",)
+INVISIBLE = ("tests/unit/test_invisible_matches.py",)
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -844,6 +845,49 @@ MUTANTS = [
         "return bounded_instant(value) if isinstance(value, datetime) else value",
         "return value",
         INSTANTS,
+    ),
+    # What cannot be seen makes no memory and no mention.
+    Mutant(
+        "a Hangul filler or a variation selector is content",
+        f"{DOMAIN}/boundary.py",
+        r'    r"\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"',
+        r'    r"\ufeff"',
+        ("tests/unit/test_text.py",),
+    ),
+    Mutant(
+        "a judge is asked about a text of nothing visible",
+        DEDUP,
+        "        if not (readable(new) and readable(existing)):",
+        "        if False:",
+        INVISIBLE,
+    ),
+    Mutant(
+        "the rules relate a text of nothing visible",
+        RELATIONS,
+        "    if not (readable(new) and readable(existing)):",
+        "    if False:",
+        INVISIBLE,
+    ),
+    Mutant(
+        "the rules read zero-width characters",
+        RELATIONS,
+        "verdict = _related(visible(new), visible(existing))",
+        "verdict = _related(new, existing)",
+        INVISIBLE,
+    ),
+    Mutant(
+        "the lack of words is the same words",
+        RELATIONS,
+        "if not new.content and normalise(new.text) != normalise(old.text):",
+        "if False:",
+        INVISIBLE,
+    ),
+    Mutant(
+        "an invisible mem0 memory is imported as content",
+        f"{DOMAIN}/transfer.py",
+        'isinstance(record.get("memory"), str) or not readable(record["memory"]):',
+        'isinstance(record.get("memory"), str) or not record["memory"].strip():',
+        ("tests/integration/test_boundary.py", "-k", "mention"),
     ),
 ]
 

@@ -74,7 +74,13 @@ async def test_a_batch_error_names_the_item(api):
     assert (error["index"], error["field"]) == (1, "items[1].content")
 
 
-@pytest.mark.parametrize("invisible", ["\u200b", "\u200b\u200c\u200d", " \x01\x02 ", "\ufeff", "\u2060\u00ad"])
+INVISIBLE = ["\u200b", "\u200b\u200c\u200d", " \x01\x02 ", "\ufeff", "\u2060\u00ad"]
+# ...and the other characters Unicode says are drawn as nothing: these were stored, and each
+# written after the first was counted as a mention of it.
+INVISIBLE += ["\u3164", "\u034f", "\ufe0f", "\U000e0001", "\u2800", "\u115f\u1160", "\uffa0\u17b4"]
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
 async def test_content_of_only_invisible_characters_is_refused_and_touches_nothing(api, invisible):
     stored = (await api.post("/memories", json={"content": "The user likes green tea"})).json()["memory"]
     assert error_of(await api.post("/memories", json={"content": invisible}), 422)["field"] == "content"
@@ -86,6 +92,39 @@ async def test_content_of_only_invisible_characters_is_refused_and_touches_nothi
     assert error_of(edit, 422)["field"] == "content"
     [only] = (await api.get("/memories")).json()["items"]
     assert (only["content"], only["mentions"]) == ("The user likes green tea", 1)
+
+
+async def test_no_text_is_a_mention_of_another_by_what_cannot_be_seen(api, engram):
+    """Invisible texts are refused as empty ones are, over every way in; texts of no word are one
+    fact only if they read alike; a memory of nothing visible (stored before such content was
+    refused) is the mention of no new text."""
+    for content in ["The user likes green tea", "."]:
+        assert (await api.post("/memories", json={"content": content})).status_code == 201
+    for invisible in INVISIBLE:
+        assert error_of(await api.post("/memories", json={"content": invisible}), 422)["field"] == "content"
+        mem0 = await api.post("/import", content=json.dumps({"id": "x", "memory": invisible}).encode())
+        assert error_of(mem0, 422)["field"] == "line 1"  # as an empty one is
+    for wordless in ["a", "!", "a\u200b\u200b"]:
+        written = await api.post("/memories", json={"content": wordless})
+        assert written.status_code in (200, 201), written.text
+        assert written.json()["memory"]["content"] in ("a", "!"), written.json()  # only "a" again is "a"
+    legacy = (await api.post("/memories", json={"content": "b"})).json()["memory"]
+    async with engram.pool.acquire() as conn:  # as stored before invisible content was refused
+        schema = (await engram.tenants.resolve(api.base_url.path.split("/")[2])).schema
+        await conn.execute(
+            f"UPDATE {schema}.memories SET content = $1 WHERE id = $2", "\u200b", uuid.UUID(legacy["id"])
+        )
+    again = await api.post("/memories", json={"content": "b\u2060"})  # embeds as "b" did: cosine 1.0
+    assert (again.status_code, again.json()["outcome"]) == (201, "created"), again.text
+    mentions = {m["content"]: m["mentions"] for m in (await api.get("/memories")).json()["items"]}
+    assert mentions == {
+        "The user likes green tea": 1,
+        ".": 1,
+        "a": 2,
+        "!": 1,
+        "\u200b": 1,
+        "b\u2060": 1,
+    }, mentions
 
 
 async def test_query_and_path_values_are_checked_too(api):

@@ -45,6 +45,12 @@ def readable(text: str) -> bool:
     return _READABLE.search(text) is not None
 
 
+def visible(text: str) -> str:
+    """The text as a reader sees it: without its control, zero-width and other invisible
+    characters (spaces kept). Compared, never stored: stored words are the user's words."""
+    return _HIDDEN.sub("", text)
+
+
 def _depth(value: Any, limit: int) -> int:
     """How deep a JSON value nests, counted no further than the limit (iterative: any input)."""
     deepest, stack = 0, [(value, 1)]
@@ -131,13 +137,20 @@ class Published:
 _STORABLE = Published(pattern=r"^[^\u0000]*$")
 # ...and more than whitespace, as str.strip() sees it (spelled out: regex dialects disagree on \s).
 _SPACE = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-# ...and not only control or invisible format characters (zero-width space, joiners, BOM, bidi
-# marks, the soft hyphen) either.
-_INVISIBLE = (
-    _SPACE + r"\u0001-\u0008\u000e-\u001b\u007f-\u0084\u0086-\u009f\u00ad\u061c\u180e\u200b-\u200f"
-    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+# ...and not only control characters or what Unicode says is drawn as nothing either: its
+# Default_Ignorable_Code_Point characters (zero-width space and joiners, BOM, bidi marks, the soft
+# hyphen, variation selectors, the Hangul fillers, tags...), and the blank braille pattern.
+_CONTROL = r"\u0001-\u0008\u000e-\u001b\u007f-\u0084\u0086-\u009f"  # those that are no space
+_IGNORABLE = (
+    r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    r"\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
 )
-_READABLE = re.compile(rf"[^\u0000{_INVISIBLE}]")
+_INVISIBLE = _SPACE + _CONTROL + _IGNORABLE
+# Those beyond the BMP: refused by readable(), left out of the published pattern (a validator
+# that sees UTF-16 code units could not read them there).
+_INVISIBLE_ASTRAL = r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+_READABLE = re.compile(rf"[^\u0000{_INVISIBLE}{_INVISIBLE_ASTRAL}]")
+_HIDDEN = re.compile(rf"[{_CONTROL}{_IGNORABLE}{_INVISIBLE_ASTRAL}]")  # what visible() drops
 _NOT_BLANK = Published(pattern=rf"^[^\u0000]*[^\u0000{_INVISIBLE}][^\u0000]*$")
 # A year from 0002 to 9998, as bounded_instant requires (which refuses, besides, the hours at either
 # end whose UTC time falls outside: no pattern can say that of every ISO 8601 spelling).

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import re
 
+from engram.domain.boundary import readable, visible
 from engram.domain.claims import Claim, atomic, lineage_overlap, read_claim, read_claims, states_old_value
 from engram.domain.cues import ACQUIRE, ADDITIVE, ENDING, PAST_FRAME, RESUME, STILL, SWITCH, UNITS
 from engram.domain.judgement import MergeVerdict, Relation
 from engram.domain.lexicon import one_at_a_time
 from engram.domain.subjects import Sameness, same_person
+from engram.domain.text import normalise
 
 _COMPARATIVE = re.compile(r"\b(over|than|rather|instead of)\b|比|胜过|而不是", re.IGNORECASE)
 
@@ -54,8 +56,11 @@ def relate_statements(new: str, existing: str) -> MergeVerdict:
     """How ``new`` relates to ``existing``: by their main claims, then by any claim of the new one
     that replaces a claim of the old one ("I switched to tea" against "I love coffee, two cups a
     morning"). A detail merged is the new statement as it was given (a claim's text is the
-    statement as read: no speaker, no questions, in the first person)."""
-    verdict = _related(new, existing)
+    statement as read: no speaker, no questions, in the first person). They are read as a reader
+    sees them: their control and zero-width characters neither make nor break a match."""
+    if not (readable(new) and readable(existing)):
+        return _verdict(Relation.different, "nothing visible to compare")
+    verdict = _related(visible(new), visible(existing))
     if verdict.relation == Relation.supplement:
         return verdict.model_copy(update={"merged_content": new})
     return verdict
@@ -277,6 +282,9 @@ def _relate_in_slot(new: Claim, old: Claim) -> MergeVerdict:
 
 def _relate_by_words(new: Claim, old: Claim) -> MergeVerdict:
     if new.content == old.content:
+        if not new.content and normalise(new.text) != normalise(old.text):
+            # no word read in either ("a", "!" or "👍"): the lack of words is nothing in common
+            return _verdict(Relation.different, "no words to compare, and not the same text")
         if new.negated != old.negated:
             return _verdict(Relation.conflict, "one statement negates the other")
         if _reversed_comparison(new, old):

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engram.domain.boundary import bounded_instant
+from engram.domain.boundary import bounded_instant, readable
 from engram.domain.models import Kind, Memory, NewMemory
 from engram.errors import InvalidInput
 
@@ -166,8 +166,11 @@ def mem0_items(data: dict[str, Any] | list[Any], number: int) -> list[NewMemory]
     records = data if isinstance(data, list) else [data]
     out = []
     for record in records:
-        if not isinstance(record, dict) or not isinstance(record.get("memory"), str) or not record["memory"].strip():
-            raise InvalidInput(f"line {number}: a mem0 memory needs a non-empty 'memory' text", field=f"line {number}")
+        if not isinstance(record, dict) or not isinstance(record.get("memory"), str) or not readable(record["memory"]):
+            raise InvalidInput(
+                f"line {number}: a mem0 memory needs a non-empty 'memory' text (something visible)",
+                field=f"line {number}",
+            )
         source_id = str(record.get("id") or record["memory"])
         kept = {k: record[k] for k in MEM0_KEPT if k in record}
         metadata = _given(record, "metadata", dict)
@@ -200,7 +203,7 @@ def mcp_memory_items(data: dict[str, Any], number: int) -> list[NewMemory]:
     if kind == "entity":
         name, entity_type = str(data.get("name", "")).strip(), str(data.get("entityType", "")).strip()
         observations = data.get("observations") or []
-        if not name or not isinstance(observations, list):
+        if not readable(name) or not isinstance(observations, list):
             raise InvalidInput(f"line {number}: an entity needs a name and a list of observations")
         return [
             _new(
@@ -212,11 +215,11 @@ def mcp_memory_items(data: dict[str, Any], number: int) -> list[NewMemory]:
                 number=number,
             )
             for observation in observations
-            if str(observation).strip()
+            if readable(str(observation))  # an invisible one says nothing of the entity
         ]
     if kind == "relation":
         ends = [str(data.get(k, "")).strip() for k in ("from", "relationType", "to")]
-        if not all(ends):
+        if not all(readable(end) for end in ends):
             raise InvalidInput(f"line {number}: a relation needs from, relationType and to")
         start, relation, end = ends
         return [

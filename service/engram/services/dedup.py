@@ -11,6 +11,7 @@ from uuid import UUID
 
 import numpy as np
 
+from engram.domain.boundary import readable
 from engram.domain.decisions import Decision, Insert, Looked, Mark, Merge, Retirement, Target, Touch
 from engram.domain.dedup import Thresholds, happened_apart
 from engram.domain.judgement import MergeVerdict, Relation
@@ -89,12 +90,16 @@ async def relate_all(
     """How a new statement relates to each candidate (text, similarity, same slot): out of view is
     different; the rest go to the judge in one question. Two statements whose numbers or ids
     differ on both sides are never the same fact, whatever the judge says (order 12345 is not
-    order 12346): at most one replaces the other (a new weight, a new phone number)."""
+    order 12346): at most one replaces the other (a new weight, a new phone number). A text with
+    nothing visible (spaces, control or zero-width characters only, stored before such content
+    was refused) relates to nothing: two such texts embed alike, and would be "the same words"."""
     verdicts: list[MergeVerdict] = []
     viewed: list[int] = []
-    for i, (_, similarity, same_slot) in enumerate(candidates):
+    for i, (existing, similarity, same_slot) in enumerate(candidates):
         verdicts.append(MergeVerdict(relation=Relation.different, reason="not similar enough, not the same slot"))
-        if in_view(new, similarity, thresholds, judge, same_slot):
+        if not (readable(new) and readable(existing)):
+            verdicts[i] = MergeVerdict(relation=Relation.different, reason="nothing visible to compare")
+        elif in_view(new, similarity, thresholds, judge, same_slot):
             viewed.append(i)
     answers = await judge.relate_many(new, [(candidates[i][0], candidates[i][1]) for i in viewed]) if viewed else []
     for i, verdict in zip(viewed, answers, strict=True):
