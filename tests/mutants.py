@@ -51,6 +51,8 @@ ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/tes
 RETENTION = ("tests/unit/test_retention.py", "tests/integration/test_retention.py")
 INSTANTS = ("tests/unit/test_instants.py",)
 INVISIBLE = ("tests/unit/test_invisible_matches.py",)
+OUTAGE_UNIT = ("tests/unit/test_outage_logs.py",)
+DATABASE_OUTAGE = ("tests/integration/test_outages.py", "-k", "thirty and database")
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -888,6 +890,77 @@ MUTANTS = [
         'isinstance(record.get("memory"), str) or not readable(record["memory"]):',
         'isinstance(record.get("memory"), str) or not record["memory"].strip():',
         ("tests/integration/test_boundary.py", "-k", "mention"),
+    ),
+    # One outage, one warning when it begins and one line when it ends.
+    Mutant(
+        "an outage is logged on every failure",
+        "service/engram/observability/outages.py",
+        "            if self._since is not None:\n                return\n            self._since = time.monotonic()",
+        "            self._since = time.monotonic()",
+        OUTAGE_UNIT,
+    ),
+    Mutant(
+        "memory uses waiting warn at every flush",
+        "service/engram/services/access.py",
+        "                self._database.began(exc)",
+        '                log.warning("uses of %d memories not written yet", len(uses))',
+        DATABASE_OUTAGE,
+    ),
+    Mutant(
+        "a new connection does not end the database's outage",
+        "service/engram/store/db.py",
+        "        connected()\n",
+        "",
+        DATABASE_OUTAGE,
+    ),
+    Mutant(
+        "each 503 is an outage of its own",
+        "service/engram/api/errors.py",
+        "database_outage(app).began(exc)",
+        'Outage(log, "database", "answering 503").began(exc)',
+        DATABASE_OUTAGE,
+    ),
+    Mutant(
+        "an MCP call that meets the outage says nothing",
+        "service/engram/mcp/tools.py",
+        "                database().began(exc)",
+        "                pass",
+        OUTAGE_UNIT,
+    ),
+    Mutant(
+        "a scheduled run logs a traceback per tenant in an outage",
+        "service/engram/scheduler.py",
+        "            if not unreachable(exc):\n                log.exception",
+        "            if True:\n                log.exception",
+        OUTAGE_UNIT,
+    ),
+    Mutant(
+        "redis warns at every failure",
+        "service/engram/cache/redis.py",
+        "        self._outage.began(exc)",
+        '        log.warning("redis unreachable (%s)", exc)',
+        ("tests/integration/test_outages.py", "-k", "thirty and redis"),
+    ),
+    Mutant(
+        "the embedding API warns at every call",
+        "service/engram/embedding/api.py",
+        "            self._outage.began(exc)",
+        '            log.warning("embedding API %s failed: %s", self._model, exc)',
+        OUTAGE_UNIT,
+    ),
+    Mutant(
+        "the LLM warns at every call",
+        "service/engram/judge/chat.py",
+        "            self._outage.began(exc)",
+        '            log.warning("LLM call failed (%s)", exc)',
+        OUTAGE_UNIT,
+    ),
+    Mutant(
+        "the judge and the rewriter each log the LLM's outage",
+        "service/engram/judge/chat.py",
+        "self._outage = _outage_of(self.model, self._api_base)",
+        'self._outage = Outage(log, "LLM", "the rules stand in")',
+        OUTAGE_UNIT,
     ),
 ]
 

@@ -19,6 +19,7 @@ from engram.domain.dedup import Thresholds
 from engram.embedding import Embedders, build_embedder
 from engram.errors import ConfigurationError
 from engram.judge import Judge, build_judge, build_rewriter
+from engram.observability.outages import Outage
 from engram.services.access import AccessLog
 from engram.services.calibration import shipped_thresholds
 from engram.services.consolidation import ConsolidationService
@@ -71,6 +72,7 @@ class Engram:
     erasure: ErasureService
     intake: Intake
     access: AccessLog
+    database: Outage  # as requests meet it: one warning when it begins, one line when it ends
 
     async def close(self) -> None:
         await self.access.close()  # the last uses, before the pool goes
@@ -137,12 +139,17 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     nearest_size = nearest_share(settings.pool_max_size)
     ef_search = settings.retrieval.hnsw_ef_search
     main_size = settings.pool_max_size - nearest_size
-    pool = await create_pool(dsn, min(settings.pool_min_size, main_size), main_size, ef_search=ef_search)
+    database = Outage(logging.getLogger("engram.http"), "database", "answering 503 until it is back")
+    pool = await create_pool(
+        dsn, min(settings.pool_min_size, main_size), main_size, ef_search=ef_search, connected=database.ended
+    )
     nearest = NearestPool(pool, None)
     try:
         if nearest_size:
             floor = min(settings.pool_min_size, nearest_size)
-            own = await create_pool(dsn, floor, nearest_size, ef_search, WALK_THE_INDEX, NEAREST_POOL_NAME)
+            own = await create_pool(
+                dsn, floor, nearest_size, ef_search, WALK_THE_INDEX, NEAREST_POOL_NAME, connected=database.ended
+            )
             nearest = NearestPool(pool, own)
         if check:
             await check_environment(pool, settings.environment)
@@ -164,7 +171,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     writes = WriteService(
         pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, nearest, sums.changed
     )
-    access = AccessLog(pool)
+    access = AccessLog(pool, database)
     access.start()
     memories = MemoryService(pool, writes, access)
     search = SearchService(
@@ -200,6 +207,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         erasure=ErasureService(pool, tenants, writes, search, cache),
         intake=Intake(settings.tenant_intake_bytes_per_second, settings.max_body_bytes),
         access=access,
+        database=database,
     )
 
 

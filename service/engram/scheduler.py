@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from engram.domain.tenancy import TenantContext
 from engram.runtime import Engram
 from engram.store import tenant_meta
+from engram.store.db import unreachable
 
 log = logging.getLogger(__name__)
 # How often the service looks for tenants whose run is due.
@@ -57,8 +58,12 @@ async def run_once(engram: Engram, interval: timedelta | None = None, now: datet
                     continue
             await run_tenant(engram, ctx, now)
             ran.append(ctx.name)
-        except Exception:  # one tenant's failure must not stop the others, nor the service
-            log.exception("scheduled lifecycle run failed for tenant %s", name)
+        except Exception as exc:  # one tenant's failure must not stop the others, nor the service
+            if not unreachable(exc):
+                log.exception("scheduled lifecycle run failed for tenant %s", name)
+                continue
+            engram.database.began(exc)  # the outage, said once: not a traceback per tenant
+            log.debug("lifecycle run for %s left for the next check: the database is out of reach", name)
     return ran
 
 
@@ -67,6 +72,9 @@ async def run_forever(engram: Engram, interval_seconds: float) -> None:
     while True:
         try:
             await run_once(engram, interval)
-        except Exception:  # the database may be down for a while: try again at the next check
-            log.exception("scheduled lifecycle check failed")
+        except Exception as exc:  # the database may be down for a while: try again at the next check
+            if unreachable(exc):
+                engram.database.began(exc)
+            else:
+                log.exception("scheduled lifecycle check failed")
         await asyncio.sleep(min(CHECK_SECONDS, interval_seconds))

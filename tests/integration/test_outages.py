@@ -21,7 +21,7 @@ from engram.cache import RedisCache, build_cache
 from engram.runtime import bootstrap_database, engram_session
 from engram.settings import Settings
 from engram.store.embedded import EmbeddedPostgres, wait_for_port
-from tests.conftest import ServerThread, free_port
+from tests.conftest import ServerThread, free_port, unique_tenant
 from tests.integration.test_mcp import http_transport
 
 WRITERS = 4
@@ -165,3 +165,91 @@ async def test_redis_killed_the_in_process_cache_stands_in_then_redis_is_used_ag
         assert await cache.get("q:after") == b"r"
     finally:
         await cache.close()
+
+
+def outage_lines(caplog, since: int, level: int) -> list[str]:
+    """What the service logged at ``level`` or above since record ``since`` (the test's own HTTP
+    client's lines left out)."""
+    return [f"{r.name}: {r.getMessage()}" for r in caplog.records[since:] if r.levelno >= level and r.name != "httpx"]
+
+
+async def test_thirty_requests_in_a_redis_outage_log_one_warning_then_one_recovery(
+    own_redis, settings, bootstrapped, engram, caplog
+):
+    processes, port, start = own_redis
+    with_redis = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{port}/0"})
+    ctx, key = await engram.tenants.create(unique_tenant("redis-out"))
+    caplog.set_level(logging.INFO)
+    with ServerThread(with_redis, bootstrapped) as service:
+        auth = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(base_url=f"{service.url}/t/{ctx.name}/v1", headers=auth, timeout=30) as http:
+            assert (await http.post("/memories", json={"content": "The user likes green tea"})).status_code == 201
+            assert (await http.post("/search", json={"query": "tea"})).status_code == 200
+            processes[-1].kill()
+            processes[-1].wait(10)
+            since = len(caplog.records)
+            for i in range(10):  # 30 requests: searches (their query vectors are cached), writes, lists
+                assert (await http.post("/search", json={"query": f"green tea {i}"})).status_code == 200
+                assert (await http.post("/memories", json={"content": f"The user read book {i}"})).status_code == 201
+                assert (await http.get("/memories")).status_code == 200
+            during = outage_lines(caplog, since, logging.WARNING)
+            assert len(during) == 1 and during[0].startswith("engram.cache.redis: redis"), during
+            start()
+            since = len(caplog.records)
+
+            async def back() -> bool:  # Redis is tried again once its back-off has passed
+                await http.post("/search", json={"query": f"coffee {len(caplog.records)}"})
+                return any("redis is back" in line for line in outage_lines(caplog, since, logging.INFO))
+
+            await until(back, timeout=60)
+            for i in range(5):
+                assert (await http.post("/search", json={"query": f"black tea {i}"})).status_code == 200
+    after = [line for line in outage_lines(caplog, since, logging.INFO) if "redis" in line]
+    assert len(after) == 1 and not outage_lines(caplog, since, logging.WARNING), after
+
+
+async def test_thirty_requests_in_a_database_outage_log_one_warning_then_one_recovery(own_postgres, caplog):
+    """REST and MCP calls, and the memory uses waiting to be written: one outage, one warning; the
+    first connection made once the database is back ends it, in one line."""
+    dsn = own_postgres.start()
+    await bootstrap_database(dsn, "test")
+    settings = Settings(database_url=dsn, environment="test", state_dir=own_postgres.root, pool_max_size=4)
+    async with engram_session(settings, dsn) as engram:
+        _, key = await engram.tenants.create("outage-logs")
+    caplog.set_level(logging.INFO)
+    with ServerThread(settings, dsn) as service:
+        base, auth = f"{service.url}/t/outage-logs/v1", {"Authorization": f"Bearer {key}"}
+        agent = Client(http_transport(f"{service.url}/t/outage-logs/mcp", key))
+        await agent.__aenter__()  # connected before the outage
+        try:
+            async with httpx.AsyncClient(base_url=base, headers=auth, timeout=30) as http:
+                assert (await http.post("/memories", json={"content": "The user likes green tea"})).status_code == 201
+                assert (await http.post("/search", json={"query": "tea"})).status_code == 200  # a use to write
+                own_postgres.stop(mode="immediate")
+                since = len(caplog.records)
+                statuses = []
+                for i in range(9):
+                    statuses.append((await http.post("/search", json={"query": f"tea {i}"})).status_code)
+                    statuses.append((await http.post("/memories", json={"content": f"book {i}"})).status_code)
+                    statuses.append((await http.get("/memories")).status_code)
+                for i in range(3):
+                    called = await agent.call_tool("search_memory", {"query": f"tea {i}"})
+                    assert called.is_error and "unavailable" in called.content[0].text
+                await asyncio.sleep(2)  # the memory uses are tried again every half second meanwhile
+                assert set(statuses) == {503}
+                during = outage_lines(caplog, since, logging.WARNING)
+                assert len(during) == 1 and "database unreachable" in during[0], during
+                assert own_postgres.start() == dsn
+                since = len(caplog.records)
+
+                async def answered() -> bool:
+                    return (await http.post("/search", json={"query": "tea"})).status_code == 200
+
+                await until(answered)
+                for _ in range(5):
+                    assert (await http.get("/memories")).status_code == 200
+        finally:
+            await agent.__aexit__(None, None, None)
+    back = [line for line in outage_lines(caplog, since, logging.INFO) if "database" in line]
+    assert len(back) == 1 and "database is back" in back[0], back
+    assert not outage_lines(caplog, since, logging.WARNING)

@@ -5,7 +5,6 @@ Retry-After, one warning per outage) and, for a bug, a 500 that says only the re
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -26,14 +25,14 @@ from engram.errors import (
     invalid_input,
 )
 from engram.observability import logs
+from engram.observability.outages import Outage
 from engram.store.db import unreachable
 
 log = logging.getLogger("engram.http")
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported"}
-# At most one warning per this many seconds while the database stays out of reach.
-OUTAGE_LOG_SECONDS = 60.0
-_last_outage_log = 0.0
+# The database's outage while no service holds one (its start failed, or has not finished).
+_NO_SERVICE = Outage(log, "database", "answering 503 until it is back")
 
 
 def response_for(exc: EngramError) -> JSONResponse:
@@ -121,12 +120,12 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http_error)
 
 
-def note_outage(exc: BaseException) -> None:
-    global _last_outage_log
-    now = time.monotonic()
-    if now - _last_outage_log >= OUTAGE_LOG_SECONDS:
-        _last_outage_log = now
-        log.warning("database unreachable (%s: %s); answering 503 until it is back", type(exc).__name__, exc)
+def database_outage(app: Any) -> Outage:
+    """The outage of the database the app's service uses: each request that meets it says so, the
+    first one logs it, and the first connection made once the database is back ends it."""
+    engram = getattr(getattr(app, "state", None), "engram", None)
+    outage = getattr(engram, "database", None)
+    return outage if isinstance(outage, Outage) else _NO_SERVICE
 
 
 class Boundary:
@@ -161,6 +160,7 @@ class Boundary:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        app = scope.get("app")  # the service's app (a mounted one replaces it in the scope on the way in)
         started = False
 
         async def tracked_send(message: Message) -> None:
@@ -189,14 +189,14 @@ class Boundary:
         except Exception as exc:
             if started:
                 raise
-            await self._answer(exc)(scope, receive, send)
+            await self._answer(exc, app)(scope, receive, send)
 
     @staticmethod
-    def _answer(exc: Exception) -> JSONResponse:
+    def _answer(exc: Exception, app: Any = None) -> JSONResponse:
         if isinstance(exc, EngramError):
             return response_for(exc)
         if unreachable(exc):
-            note_outage(exc)
+            database_outage(app).began(exc)
             return response_for(Unavailable("the database is unavailable; retry shortly"))
         log.exception("unexpected failure")
         message = f"internal error (request id {logs.request_id.get() or '-'})"

@@ -12,6 +12,7 @@ from redis.exceptions import RedisError
 
 from engram.cache.base import Cache
 from engram.cache.local import LocalCache
+from engram.observability.outages import Outage
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ class RedisCache(Cache):
         self._ttl = ttl_seconds
         self._fallback = fallback
         self._down_until = 0.0
-        self._down = False
+        self._outage = Outage(log, "redis", "the in-process cache stands in until it is back")
 
     @property
     def available(self) -> bool:
@@ -62,6 +63,7 @@ class RedisCache(Cache):
         except (RedisError, OSError) as exc:
             self._mark_down(exc)
             return None
+        self._mark_up()
         return dropped
 
     async def close(self) -> None:
@@ -71,14 +73,11 @@ class RedisCache(Cache):
             log.debug("redis close failed", exc_info=True)
 
     def _mark_down(self, exc: Exception) -> None:
-        if not self._down:
-            log.warning("redis unavailable (%s); the in-process cache stands in until it is back", exc)
-        self._down, self._down_until = True, time.monotonic() + _BACKOFF_SECONDS
+        self._outage.began(exc)
+        self._down_until = time.monotonic() + _BACKOFF_SECONDS
 
     def _mark_up(self) -> None:
-        if self._down:
-            log.info("redis is back")
-        self._down = False
+        self._outage.ended()
 
 
 async def _batches(keys: AsyncIterator[bytes], size: int = 500) -> AsyncIterator[list[bytes]]:

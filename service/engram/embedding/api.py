@@ -9,6 +9,7 @@ import numpy as np
 from engram.embedding.base import Embedder
 from engram.errors import Unavailable
 from engram.litellm_offline import litellm as offline_litellm
+from engram.observability.outages import Outage
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ class LiteLLMEmbedder(Embedder):
         self._api_base = api_base
         self._api_key = api_key
         self._timeout = timeout
+        self._outage = Outage(log, f"embedding API {self._model}", "writes and searches answer 503 until it is back")
         # The dimension is whatever the API returns; ask once, at start-up.
         self.dim = len(self._call(["dimension probe"])[0])
 
@@ -41,8 +43,9 @@ class LiteLLMEmbedder(Embedder):
                 timeout=self._timeout,
             )
         except Exception as exc:  # litellm raises provider-specific types
-            log.warning("embedding API %s failed: %s", self._model, exc)
+            self._outage.began(exc)  # logged once per outage, not per request
             raise Unavailable(f"the embedding API of {self._model!r} did not answer; retry shortly") from exc
+        self._outage.ended()
         rows = sorted(response.data, key=lambda d: d["index"])
         return np.asarray([row["embedding"] for row in rows], dtype=np.float32)
 

@@ -37,6 +37,7 @@ from engram.domain.search import BriefPage, BriefResult, Detail, SearchRequest
 from engram.domain.tenancy import TenantContext
 from engram.errors import EngramError, InvalidInput, invalid_input
 from engram.observability import metrics
+from engram.observability.outages import Outage
 from engram.runtime import Engram
 from engram.services.ingest import RememberResult
 from engram.store.db import unreachable
@@ -99,9 +100,10 @@ def compact(result: BaseModel) -> CallToolResult:
 
 
 @contextlib.contextmanager
-def tool_errors(tool: str) -> Iterator[None]:
+def tool_errors(tool: str, database: Callable[[], Outage] | None = None) -> Iterator[None]:
     """Expected failures reach the model as ToolError; anything else stays masked by the SDK.
-    Every call is timed, by tool and outcome."""
+    Every call is timed, by tool and outcome. The database out of reach is the service's outage
+    (``database``), logged once however many calls meet it."""
     started, outcome = time.perf_counter(), "error"
     try:
         yield
@@ -112,6 +114,8 @@ def tool_errors(tool: str) -> Iterator[None]:
         raise _tool_error(invalid_input(exc.errors(include_url=False, include_input=False))) from exc
     except Exception as exc:
         if unreachable(exc):
+            if database is not None:
+                database().began(exc)
             raise ToolError("unavailable: the database is unavailable; retry shortly") from exc
         raise
     finally:
@@ -119,10 +123,10 @@ def tool_errors(tool: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def resource_errors(name: str) -> Iterator[None]:
+def resource_errors(name: str, database: Callable[[], Outage] | None = None) -> Iterator[None]:
     """As tool_errors, raised as the resource error the SDK passes on (it hides any other)."""
     try:
-        with tool_errors(name):
+        with tool_errors(name, database):
             yield
     except ToolError as exc:
         raise ResourceError(str(exc)) from None
@@ -151,6 +155,9 @@ def build_mcp(
         if stdio_tenant is not None:
             return (await stdio_tenant()).pinned_to(user_id)
         raise ToolError("no authenticated tenant for this request")
+
+    def errors(tool: str) -> contextlib.AbstractContextManager[None]:
+        return tool_errors(tool, lambda: engram().database)
 
     def tool(**options: Any) -> Callable[[ToolFn], ToolFn]:
         """server.tool, its description the docstring without the source's indentation."""
@@ -209,7 +216,7 @@ def build_mcp(
         older memories, which are retired and listed, history kept). `candidates` are older
         memories it may update: pass the ids of those it makes untrue in replaces. Relative dates
         become absolute dates; "I" becomes "the user"."""
-        with tool_errors("write_memory"):
+        with errors("write_memory"):
             item = NewMemory(
                 content=content,
                 kind=kind,
@@ -239,7 +246,7 @@ def build_mcp(
         user_id: ForUser = None,
     ) -> BatchWriteResult:
         """Remember several memories in one transaction; results come back in the same order."""
-        with tool_errors("write_memories"):
+        with errors("write_memories"):
             results = await engram().writes.write_batch(await tenant_of(ctx, user_id), items, actor="mcp")
             return BatchWriteResult(results=results)
 
@@ -284,7 +291,7 @@ def build_mcp(
         "last week", "in May", "上周" favour that time; a question about a time alone ("what did I do
         last week") returns that time's memories in the order they happened; "上次"/"last time"
         puts the latest match first. An empty list means nothing stored matches."""
-        with tool_errors("search_memory"):
+        with errors("search_memory"):
             f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
             request = SearchRequest(query=query, top_k=top_k, explain=explain, now=now, filter=f)
             result = await engram().search.search(await tenant_of(ctx, user_id), request)
@@ -301,19 +308,19 @@ def build_mcp(
         user_id: ForUser = None,
     ) -> Memory:
         """Forget a memory: it no longer appears in searches. Restorable with restore_memory."""
-        with tool_errors("forget_memory"):
+        with errors("forget_memory"):
             return await engram().memories.forget(await tenant_of(ctx, user_id), memory_id, actor="mcp", reason=reason)
 
     @tool(title="Restore a forgotten memory", annotations=restores)
     async def restore_memory(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> Memory:
         """Bring a forgotten memory back."""
-        with tool_errors("restore_memory"):
+        with errors("restore_memory"):
             return await engram().memories.restore(await tenant_of(ctx, user_id), memory_id, actor="mcp")
 
     @tool(title="Get a memory", annotations=read_only)
     async def get_memory(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> Memory:
         """One memory by id, whatever its status."""
-        with tool_errors("get_memory"):
+        with errors("get_memory"):
             return await engram().memories.get(await tenant_of(ctx, user_id), memory_id)
 
     @tool(title="List memories", annotations=read_only)
@@ -347,7 +354,7 @@ def build_mcp(
         user_id: ForUser = None,
     ) -> Annotated[CallToolResult, BriefPage]:
         """Memories newest first, one page at a time (to browse; to answer a question, search)."""
-        with tool_errors("list_memories"):
+        with errors("list_memories"):
             f = MemoryFilter.named(locals())  # the filter arguments, under the fields' names
             page = await engram().memories.list(await tenant_of(ctx, user_id), f, limit, cursor)
             return compact(BriefPage.of(page, detail))
@@ -371,7 +378,7 @@ def build_mcp(
         user_id: ForUser = None,
     ) -> Memory:
         """Correct a memory; the previous content is kept in its history."""
-        with tool_errors("update_memory"):
+        with errors("update_memory"):
             given: dict[str, Any] = {
                 "content": content,
                 "type": type,
@@ -389,7 +396,7 @@ def build_mcp(
     @tool(title="History of a memory", annotations=read_only)
     async def memory_history(ctx: Context, memory_id: MemoryId, user_id: ForUser = None) -> History:
         """Every change of a memory, oldest first: written, updated, forgotten, restored..."""
-        with tool_errors("memory_history"):
+        with errors("memory_history"):
             return History(events=await engram().memories.history(await tenant_of(ctx, user_id), memory_id))
 
     @tool(title="Remember from a conversation turn", annotations=writes)
@@ -414,7 +421,7 @@ def build_mcp(
         it may update: to retire one, call write_memory with that result's content and
         replaces=[its id] (this settles, it stores nothing twice). Do not otherwise also call
         write_memory for the same turn."""
-        with tool_errors("remember"):
+        with errors("remember"):
             turn = Turn(
                 user=user,
                 assistant=assistant,
@@ -436,7 +443,7 @@ def build_mcp(
         user_id: ForUser = None,
     ) -> Closed:
         """Forget the short-lived memories of a finished session or task (restorable)."""
-        with tool_errors("close_scope"):
+        with errors("close_scope"):
             return Closed(
                 closed=await engram().memories.close(await tenant_of(ctx, user_id), session_id, task_id, actor="mcp")
             )
@@ -450,7 +457,7 @@ def build_mcp(
         mime_type="application/json",
     )
     async def memories_resource(view: str, ctx: Context) -> str:
-        with resource_errors("resource memories"):
+        with resource_errors("resource memories", lambda: engram().database):
             if view not in VIEWS:
                 raise InvalidInput(f"unknown view {view!r}: recent or pinned", field="view")
             page = await engram().memories.list(await tenant_of(ctx), VIEWS[view], VIEW_SIZE)

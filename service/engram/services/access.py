@@ -15,6 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
+from engram.observability.outages import Outage
 from engram.store import memories as repo
 from engram.store.db import unreachable
 
@@ -29,8 +30,10 @@ class Uses:
 
 
 class AccessLog:
-    def __init__(self, pool: asyncpg.Pool, interval: float = FLUSH_SECONDS) -> None:
+    def __init__(self, pool: asyncpg.Pool, database: Outage | None = None, interval: float = FLUSH_SECONDS) -> None:
+        """``database``: the outage the service's requests share (so that one is logged once)."""
         self._pool = pool
+        self._database = database or Outage(log, "database", "memory uses wait in this process until it is back")
         self._interval = interval
         self._pending: dict[str, dict[UUID, Uses]] = {}
         self._task: asyncio.Task[None] | None = None
@@ -64,8 +67,9 @@ class AccessLog:
             except Exception as exc:
                 if not unreachable(exc):
                     raise
-                self._put_back(name, uses)  # for the next flush
-                log.warning("uses of %d memories not written yet: the database is out of reach", len(uses))
+                self._put_back(name, uses)  # for the next flush: said once per outage, not per flush
+                self._database.began(exc)
+                log.debug("uses of %d memories not written yet: the database is out of reach", len(uses))
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._flush_every_interval(), name="engram-access-log")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 from pgvector.asyncpg import register_vector
@@ -45,16 +45,24 @@ async def create_pool(
     ef_search: int = 64,
     planner: dict[str, str] | None = None,
     name: str = "engram",
+    connected: Callable[[], None] = lambda: None,
 ) -> asyncpg.Pool:
     """A pool whose sessions see only ``public`` (the extensions): every table must be schema-qualified.
     ``planner``: settings of its sessions' planner (WALK_THE_INDEX for the nearest-neighbour pool);
-    ``name``: their application_name in pg_stat_activity."""
+    ``name``: their application_name in pg_stat_activity; ``connected``: called for each new
+    connection (the first after an outage says the database is back: an outage closes every
+    connection it meets)."""
     logging.getLogger("asyncpg.pool").addFilter(_OUTAGE_RETRIES)
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await _init_connection(conn)
+        connected()
+
     return await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
-        init=_init_connection,
+        init=init,
         reset=_nothing_to_reset,
         server_settings={
             "search_path": "public",
