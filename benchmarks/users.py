@@ -114,7 +114,9 @@ def main() -> None:
         url = f"http://127.0.0.1:{port}"
         rng = random.Random(7)
         asked = realistic.questions("en")
-        texts = [rng.choice(asked) for _ in range(args.queries)]
+        # distinct questions: every search embeds its query (a cached vector is kept per user, so
+        # repeats would favour the tenants without users)
+        texts = rng.sample(asked, min(args.queries, len(asked)))
         total = args.users * args.per_user
         cases = [
             (

@@ -49,6 +49,9 @@ TENANCY, USERS = f"{DOMAIN}/tenancy.py", ("tests/integration/test_users.py",)
 ERASURE_SERVICE, ERASURE_STORE = "service/engram/services/erasure.py", "service/engram/store/erasure.py"
 ERASURE, ADMIN = ("tests/integration/test_erasure.py",), ("tests/integration/test_admin.py",)
 RETENTION = ("tests/unit/test_retention.py", "tests/integration/test_retention.py")
+# No tenant slowing another (issue 28, item 8).
+SERVER, ADMISSION = "service/engram/api/server.py", ("tests/integration/test_admission.py",)
+CONNECTIONS, FAIR = ("tests/integration/test_connection_limits.py",), ("tests/unit/test_fair_share.py",)
 INSTANTS = ("tests/unit/test_instants.py",)
 INVISIBLE = ("tests/unit/test_invisible_matches.py",)
 OUTAGE_UNIT = ("tests/unit/test_outage_logs.py",)
@@ -961,6 +964,90 @@ MUTANTS = [
         "self._outage = _outage_of(self.model, self._api_base)",
         'self._outage = Outage(log, "LLM", "the rules stand in")',
         OUTAGE_UNIT,
+    ),
+    Mutant(
+        "a head that comes whole in one read is not capped",
+        SERVER,
+        "if self._head_size > self.limits.max_head_bytes:  # it came whole, in one read",
+        "if False:  # it came whole, in one read",
+        CONNECTIONS,
+    ),
+    Mutant(
+        "a head that keeps coming is buffered without end",
+        SERVER,
+        "if self._reading_head and self._head_bytes > self.limits.max_head_bytes:",
+        "if False:",
+        CONNECTIONS,
+    ),
+    Mutant(
+        "a client that never completes its head is kept",
+        SERVER,
+        "if self._reading_head and now > self._head_deadline:",
+        "if False:",
+        CONNECTIONS,
+    ),
+    Mutant(
+        "a stalled body is waited for without end",
+        SERVER,
+        "body_stalled = cycle is not None and cycle.more_body and not self.flow.read_paused",
+        "body_stalled = False",
+        CONNECTIONS,
+    ),
+    Mutant(
+        "one memory's body has a batch's room",
+        "service/engram/api/errors.py",
+        "        return self.max_request_bytes",
+        "        return self.max_body_bytes",
+        ADMISSION,
+    ),
+    Mutant(
+        "the body is read before the key is checked",
+        "service/engram/api/admission.py",
+        'found = _TENANT_API.match(str(scope.get("path", ""))) if scope["type"] == "http" else None',
+        "found = None",
+        ADMISSION,
+    ),
+    Mutant(
+        "a tenant over its share is never refused",
+        "service/engram/services/intake.py",
+        "        if wait > MAX_WAIT_SECONDS:",
+        "        if False:",
+        (*FAIR, *ADMISSION),
+    ),
+    Mutant(
+        "MCP does not draw on the tenant's share",
+        "service/engram/mcp/http.py",
+        "await self._admit(context.name, declared_length(scope))",
+        "pass",
+        ADMISSION,
+    ),
+    Mutant(
+        "bulk work never rests for others",
+        "service/engram/services/slices.py",
+        "await asyncio.sleep(self._rest if ACTIVITY.others_waiting() else 0)",
+        "await asyncio.sleep(0)",
+        FAIR,
+    ),
+    Mutant(
+        "one owner's chunks go all ahead of the others'",
+        "service/engram/embedding/base.py",
+        "            async with self._turns.turn(owner):",
+        "            async with contextlib.nullcontext():",
+        FAIR,
+    ),
+    Mutant(
+        "an unknown tenant answers differently from a wrong key",
+        TENANTS_SERVICE,
+        'raise Unauthorized("invalid API key") from None',
+        "raise",
+        ADMISSION,
+    ),
+    Mutant(
+        "the metrics key is not asked for",
+        "service/engram/api/routes/observability.py",
+        "    if wanted is not None:",
+        "    if False:",
+        ADMISSION,
     ),
 ]
 
