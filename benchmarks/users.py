@@ -50,6 +50,8 @@ async def prepare(settings: Settings, dsn: str, args: argparse.Namespace) -> dic
         for label, (size, owner, history) in plans.items():
             seconds = await grow(engram, made[label][0], size, rng, pool, owner, history)
             print(f"{label}: {size:,} memories loaded in {seconds:.0f} s")
+        async with engram.pool.acquire() as conn:  # the loads' dirty pages written before any timing
+            await conn.execute("CHECKPOINT")
         return {label: (ctx.name, key) for label, (ctx, key) in made.items()}
     finally:
         await engram.close()
