@@ -29,6 +29,7 @@ from engram.services.ingest import IngestService
 from engram.services.intake import Intake
 from engram.services.memories import MemoryService
 from engram.services.reindex import ReindexService
+from engram.services.retrieval import RetrievalVectors
 from engram.services.search import SearchService
 from engram.services.sums import LanguageSums
 from engram.services.tenants import TenantService
@@ -72,6 +73,7 @@ class Engram:
     erasure: ErasureService
     intake: Intake
     access: AccessLog
+    retrieval: RetrievalVectors  # the second vectors' worker (run by `engram serve`)
     database: Outage  # as requests meet it: one warning when it begins, one line when it ends
 
     async def close(self) -> None:
@@ -154,7 +156,9 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         if check:
             await check_environment(pool, settings.environment)
         cache = build_cache(settings.redis_url, settings.cache_ttl_seconds, settings.cache_max_items)
-        tenants = TenantService(pool, embedder.model_id, embedder.dim, only=settings.tenant)
+        tenants = TenantService(
+            pool, embedder.model_id, embedder.dim, only=settings.tenant, retrieval=settings.retrieval_channel
+        )
         if embedded and check:
             await tenants.migrate_all()
         if check:
@@ -168,8 +172,14 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     thresholds = functools.cache(functools.partial(thresholds_for, settings))
     judge = build_judge(settings)
     sums = LanguageSums(pool)
+    retrieval = RetrievalVectors(pool, tenants, embedders, settings.tenant, on_outage=database.began)
+
+    def changed(schema: str) -> None:
+        sums.changed(schema)
+        retrieval.wake(schema)
+
     writes = WriteService(
-        pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, nearest, sums.changed
+        pool, embedders, judge, thresholds, settings.max_batch_size, settings.max_content_chars, nearest, changed
     )
     access = AccessLog(pool, database)
     access.start()
@@ -207,6 +217,7 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
         erasure=ErasureService(pool, tenants, writes, search, cache),
         intake=Intake(settings.tenant_intake_bytes_per_second, settings.max_body_bytes),
         access=access,
+        retrieval=retrieval,
         database=database,
     )
 

@@ -23,6 +23,8 @@ class RetrievalSettings(BaseModel):
     # How much full evidence of each channel is worth alone, 0..1 (the channels are combined as a
     # noisy OR). Chosen by `engram eval --grid --split dev` (docs/benchmarks.md).
     vector_weight: float = Field(0.5, ge=0, le=1)
+    # The second vector channel (the retrieval model's vectors, where a memory has one yet).
+    retrieval_weight: float = Field(0.8, ge=0, le=1)
     keyword_weight: float = Field(0.7, ge=0, le=1)
     rule_weight: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(20, ge=1, le=200, description="candidates per channel")
@@ -48,7 +50,7 @@ class RetrievalSettings(BaseModel):
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
-        if self.vector_weight + self.keyword_weight + self.rule_weight <= 0:
+        if self.vector_weight + self.retrieval_weight + self.keyword_weight + self.rule_weight <= 0:
             raise ValueError("at least one retrieval weight must be positive")
         if self.default_top_k > self.max_top_k:
             raise ValueError("default_top_k must not exceed max_top_k")
@@ -56,7 +58,11 @@ class RetrievalSettings(BaseModel):
 
     def weights(self) -> Weights:
         return Weights(
-            vector=self.vector_weight, keyword=self.keyword_weight, rule=self.rule_weight, context=self.context_weight
+            vector=self.vector_weight,
+            retrieval=self.retrieval_weight,
+            keyword=self.keyword_weight,
+            rule=self.rule_weight,
+            context=self.context_weight,
         )
 
 
@@ -130,6 +136,9 @@ class Settings(BaseSettings):
     embedding_model: str = "use-multilingual-v3"
     embedding_api_base: str | None = None
     embedding_api_key: SecretStr | None = None
+    # The second vector channel: every memory also gets a vector of the bundled retrieval model, in
+    # the background (services/retrieval.py). Off for small machines; a tenant may choose either way.
+    retrieval_channel: bool = True
 
     redis_url: str | None = None
     cache_ttl_seconds: int = Field(3600, ge=1)

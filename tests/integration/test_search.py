@@ -149,12 +149,14 @@ async def test_access_statistics_are_updated_for_returned_hits_only(engram, tena
 
 
 async def test_query_embeddings_are_cached(engram, tenant):
+    """Both of a query's vectors (the tenant's model and the retrieval model) are cached."""
     ctx, _ = tenant
+    assert ctx.retrieval
     await seed(engram, ctx)
     before = engram.cache.hits
     await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
     await engram.search.search(ctx, SearchRequest(query="a query asked twice"))
-    assert engram.cache.hits == before + 1
+    assert engram.cache.hits == before + 2
 
 
 async def test_the_turn_after_a_question_borrows_its_context(engram, tenant):

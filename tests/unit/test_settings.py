@@ -16,7 +16,8 @@ def test_weights_come_from_environment(monkeypatch):
 
 def test_all_zero_weights_are_rejected():
     with pytest.raises(ValidationError):
-        RetrievalSettings(vector_weight=0, keyword_weight=0, rule_weight=0)
+        RetrievalSettings(vector_weight=0, retrieval_weight=0, keyword_weight=0, rule_weight=0)
+    RetrievalSettings(vector_weight=0, retrieval_weight=0.5, keyword_weight=0, rule_weight=0)  # one is enough
 
 
 def test_unknown_environment_is_rejected(monkeypatch):

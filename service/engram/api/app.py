@@ -85,11 +85,15 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
             if lifecycle.scheduler_enabled
             else None
         )
+        second_vectors = asyncio.create_task(engram.retrieval.run_forever())
         try:
             # A mounted app's lifespan never runs: the MCP session manager is run from here.
             async with mcp_server.session_manager.run():
                 yield
         finally:
+            second_vectors.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await second_vectors
             if jobs is not None:
                 jobs.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

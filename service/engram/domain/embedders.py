@@ -2,3 +2,14 @@
 operator sizes a tenant's schema from it without loading a model)."""
 
 BUNDLED_DIMENSIONS = {"use-multilingual-v3": 512, "multilingual-e5-small": 384}
+
+# The second vector channel's model: a retrieval model (question -> statement), where the default
+# embedder is a similarity model. Its vectors are computed after a write is acknowledged
+# (services/retrieval.py) into a column of its own size (migration tenant/0013).
+RETRIEVAL_MODEL = "multilingual-e5-small"
+
+
+def retrieval_channel(tenant_model: str, chosen: bool | None, service_default: bool) -> bool:
+    """Whether a tenant's memories get the second vector: its own choice, else the service's; never
+    when its first model is the retrieval model already (the channel would repeat it)."""
+    return tenant_model != RETRIEVAL_MODEL and (service_default if chosen is None else chosen)

@@ -1,13 +1,14 @@
 """How a search candidate's score is made: pure functions, every factor visible in ``explain``.
 
-    relevance = 1 - (1 - wv * vector) (1 - wk * keyword) (1 - wr * rule) (1 - wc * context)
+    relevance = 1 - (1 - wv * vector) (1 - wq * retrieval) (1 - wk * keyword) (1 - wr * rule) (1 - wc * context)
     score     = relevance * time * layer
     wv        = 1 - (1 - w_vector) (1 - w_keyword / 2) for a memory in another language than the query
 
 Each channel gives evidence in [0, 1]: how far the cosine similarity (of query and memory, each
 centred on its language's mean: domain/centring.py) rises above the embedding model's noise
-level, the share of the query's idf a memory holds, the share of the query's identifiers it
-holds, the relevance its conversation neighbours lend it. A weight in [0, 1] says how much full
+level, the same of the second vector (the retrieval model's, where the memory has one yet), the
+share of the query's idf a memory holds, the share of the query's identifiers it holds, the
+relevance its conversation neighbours lend it. A weight in [0, 1] says how much full
 evidence of that channel is worth on its own.
 The relevance is the chance that at least one channel is right (a noisy OR): it is bounded by
 one, grows with every channel's evidence, and a channel that has nothing to say about a memory
@@ -32,7 +33,8 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 FORMULA = (
-    "relevance = 1 - (1 - w_vector*vector)(1 - w_keyword*keyword)(1 - w_rule*rule)(1 - w_context*context)"
+    "relevance = 1 - (1 - w_vector*vector)(1 - w_retrieval*retrieval)(1 - w_keyword*keyword)(1 - w_rule*rule)"
+    "(1 - w_context*context)"
     "(1 - older), where w_vector is 1 - (1 - w_vector)(1 - w_keyword/2) for a memory in another language than "
     "the query; score = relevance * time * layer * standing"
 )
@@ -47,6 +49,7 @@ class Weights(BaseModel):
     keyword: float = Field(ge=0, le=1)
     rule: float = Field(ge=0, le=1)
     context: float = Field(0.0, ge=0, le=1)
+    retrieval: float = Field(0.0, ge=0, le=1, description="the second vector channel (the retrieval model)")
 
     def vector_for(self, other_language: bool) -> float:
         """The vector channel's weight; for a memory the keyword channel cannot see (another
@@ -70,6 +73,10 @@ class ChannelScores(BaseModel):
     vector: float = Field(0.0, description="(centred - noise) / (1 - noise): 0 at or below the model's noise level")
     centred: float = Field(0.0, description="cosine similarity once query and memory are centred on their languages")
     cosine: float = Field(0.0, description="the raw cosine similarity to the query")
+    retrieval: float = Field(
+        0.0, description="the same evidence from the second vector (the retrieval model); 0 while it has none"
+    )
+    retrieval_centred: float = Field(0.0, description="the second vector's centred cosine similarity")
     keyword: float = Field(0.0, description="share of the query's idf the memory holds")
     rule: float = Field(0.0, description="share of the query's identifiers the memory holds")
     context: float = Field(0.0, description="best relevance among its conversation neighbours, divided by distance")
@@ -119,16 +126,20 @@ class _Odds:
 
     vector: float
     vector_other: float  # for a memory in another language than the query
+    retrieval: float
     keyword: float
     rule: float
     context: float
 
     @classmethod
     def of(cls, w: Weights) -> _Odds:
-        return cls(clip(w.vector), clip(w.vector_for(True)), clip(w.keyword), clip(w.rule), clip(w.context))
+        return cls(
+            clip(w.vector), clip(w.vector_for(True)), clip(w.retrieval), clip(w.keyword), clip(w.rule), clip(w.context)
+        )
 
     def relevance(self, c: ChannelScores, other_language: bool) -> float:
         missed = 1.0 - (self.vector_other if other_language else self.vector) * clip(c.vector)
+        missed *= 1.0 - self.retrieval * clip(c.retrieval)
         missed *= 1.0 - self.keyword * clip(c.keyword)
         missed *= 1.0 - self.rule * clip(c.rule)
         missed *= 1.0 - self.context * clip(c.context)
@@ -163,6 +174,8 @@ def vector_evidence(centred: float, noise: float) -> float:
 class Similarity:
     cosine: float  # raw
     centred: float  # query and memory centred on their languages' means
+    retrieval_cosine: float = 0.0  # the same of the second vectors (0: the memory has none yet)
+    retrieval_centred: float = 0.0
 
 
 def fuse(
@@ -172,6 +185,7 @@ def fuse(
     weights: Weights,
     noise: float = 0.0,
     other_language: Collection[UUID] = frozenset(),
+    retrieval_noise: float = 0.0,
 ) -> list[FusedHit]:
     """Every candidate of any channel with its evidence and relevance, best first. The vector
     evidence is known for every candidate (its exact cosine), not only for the vector channel's own.
@@ -186,6 +200,8 @@ def fuse(
             vector=round(vector_evidence(sim.centred, noise), 6),
             centred=round(sim.centred, 6),
             cosine=round(sim.cosine, 6),
+            retrieval=round(vector_evidence(sim.retrieval_centred, retrieval_noise), 6),
+            retrieval_centred=round(sim.retrieval_centred, 6),
             keyword=round(keyword_of.get(memory_id, 0.0), 6),
             rule=round(rule_of.get(memory_id, 0.0), 6),
         )
@@ -297,7 +313,8 @@ def has_evidence(hit: FusedHit, window_named: bool = False) -> bool:
     """Evidence of its own: its meaning, its words, an identifier, the time the query named, or
     the memory it may replace (a neighbour's context is lent, not its own)."""
     c = hit.channels
-    return c.vector > 0 or c.keyword > 0 or c.rule > 0 or c.older > 0 or (window_named and hit.time >= 1.0)
+    own = c.vector > 0 or c.retrieval > 0 or c.keyword > 0 or c.rule > 0 or c.older > 0
+    return own or (window_named and hit.time >= 1.0)
 
 
 def evidence_first(fused: list[FusedHit], window_named: bool = False) -> list[FusedHit]:
@@ -308,7 +325,8 @@ def evidence_first(fused: list[FusedHit], window_named: bool = False) -> list[Fu
     weakest = min((h.score for h in fused if h.score > 0 and has_evidence(h, window_named)), default=None)
     if weakest is None:
         return fused
-    ceiling = round(BELOW_NEWER * weakest, 6)
+    # Strictly below, even where rounding to 6 places would make 0.9 x a tiny score equal to it.
+    ceiling = max(0.0, min(round(BELOW_NEWER * weakest, 6), round(weakest - 1e-6, 6)))
     out = []
     for h in fused:
         if h.score > ceiling and not has_evidence(h, window_named):

@@ -18,6 +18,7 @@ __all__ = ["Channel", "ChannelHit", "ChannelScores", "FusedHit", "SearchHit", "S
 
 class Channel(StrEnum):
     vector = "vector"
+    retrieval = "retrieval"  # the second vector, of the retrieval model
     keyword = "keyword"
     rule = "rule"
     context = "context"  # lent by neighbouring memories of the same conversation

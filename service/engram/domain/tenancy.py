@@ -43,6 +43,8 @@ class TenantContext:
     # The end user the request is pinned to (by a key bound to that user, or a per-user MCP URL):
     # it reaches that user's memories and reads the tenant's shared ones, nothing else.
     user: str | None = None
+    # Whether its memories get a second vector of the retrieval model (domain/embedders.py).
+    retrieval: bool = False
 
     def pinned_to(self, user: str | None) -> TenantContext:
         """This context acting for ``user`` (a per-user URL, a request's user_id); one pinned to

@@ -39,6 +39,7 @@ class Embedder(ABC):
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-query") if self.reentrant else self._executor
         )
         self._turns = FairTurns()
+        self._idle_executor: ThreadPoolExecutor | None = None  # made on first use (few processes need it)
 
     @abstractmethod
     def _documents(self, texts: list[str]) -> np.ndarray: ...
@@ -60,23 +61,45 @@ class Embedder(ABC):
             rows.extend(_unit(row) for row in np.asarray(matrix, dtype=np.float32))
         return rows
 
+    async def embed_when_idle(self, texts: list[str]) -> list[np.ndarray]:
+        """Vectors of work nobody waits for (the second vectors, services/retrieval.py), on a
+        thread of its own at the lowest priority: it runs on what requests leave of the CPU."""
+        if not texts:
+            return []
+        if self._idle_executor is None:
+            self._idle_executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"embed-{type(self).__name__}-idle", initializer=_idle
+            )
+        matrix = await asyncio.get_running_loop().run_in_executor(self._idle_executor, self._documents, texts)
+        return [_unit(row) for row in np.asarray(matrix, dtype=np.float32)]
+
     async def embed_query(self, text: str) -> np.ndarray:
         vector = await asyncio.get_running_loop().run_in_executor(self._query_executor, self._query, text)
         return _unit(np.asarray(vector, dtype=np.float32).reshape(-1))
 
     def close(self) -> None:
-        for executor in {self._executor, self._query_executor}:
-            executor.shutdown(wait=False, cancel_futures=True)
+        for executor in {self._executor, self._query_executor, self._idle_executor}:
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
 
 
 # Documents are bulk work: their worker yields the CPU to the threads serving queries (a search's
 # embedding, the event loop), so one tenant's 500-item batches do not slow another's search.
 BACKGROUND_NICENESS = 10
+IDLE_NICENESS = 19
 
 
 def _background() -> None:
+    _lower_priority(BACKGROUND_NICENESS)
+
+
+def _idle() -> None:
+    _lower_priority(IDLE_NICENESS)
+
+
+def _lower_priority(niceness: int) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux lowers one thread; elsewhere, nothing
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -74,6 +74,7 @@ def as_json(runs: list[Run], settings: dict[str, Any]) -> dict[str, Any]:
                 "split": run.split,
                 "memories": run.memories,
                 "write_seconds": round(run.write_seconds, 2),
+                "retrieval_seconds": round(run.retrieval_seconds, 2),
                 "search_ms": {k: round(v, 2) for k, v in run.search_ms.items()},
                 "written": asdict(run.written),
                 "scores": {system: {c: s.as_dict() for c, s in cats.items()} for system, cats in run.scores.items()},

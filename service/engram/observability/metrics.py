@@ -54,6 +54,19 @@ write_decisions = Counter(
     ["tenant", "outcome"],
     registry=REGISTRY,
 )
+retrieval_vectors = Counter(
+    "engram_retrieval_vectors_total", "Second vectors (the retrieval model's) made", ["tenant"], registry=REGISTRY
+)
+# Gauges per tenant: one series each, updated by the worker after each tenant's round.
+retrieval_backlog = Gauge(
+    "engram_retrieval_backlog", "Memories waiting for their second vector", ["tenant"], registry=REGISTRY
+)
+retrieval_lag = Gauge(
+    "engram_retrieval_lag_seconds",
+    "Age of the oldest memory waiting for its second vector (0: none waits)",
+    ["tenant"],
+    registry=REGISTRY,
+)
 job_runs = Counter("engram_job_runs_total", "Forgetting and consolidation runs", ["job", "tenant"], registry=REGISTRY)
 job_changes = Counter(
     "engram_job_changes_total",

@@ -1,4 +1,5 @@
-"""Hybrid search: vector, keyword and rule channels run concurrently, their evidence is combined
+"""Hybrid search: two vector channels (the tenant's model, and the retrieval model's second vectors
+where memories have them), keyword and rule channels run concurrently, their evidence is combined
 (domain/fusion.py), conversation neighbours lend context, a named time and the layer weigh in,
 and hits far weaker than the best are cut. A query that asks only for a time is answered by the
 time alone."""
@@ -10,7 +11,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from engram.cache import Cache
 from engram.domain.centring import Centring, centre
+from engram.domain.embedders import RETRIEVAL_MODEL
 from engram.domain.fusion import (
     ChannelHit,
     ChannelScores,
@@ -59,6 +61,7 @@ from engram.services.access import AccessLog
 from engram.services.sums import LanguageSums
 from engram.settings import RetrievalSettings
 from engram.store import memories as repo
+from engram.store import retrieval as retrieval_store
 from engram.store.db import NearestPool
 
 log = logging.getLogger(__name__)
@@ -91,10 +94,12 @@ class Reading:
 
 @dataclass(frozen=True)
 class Query:
-    """The query's vector, and the same centred on its language's mean."""
+    """The query's vector, and the same centred on its language's mean; the same of the retrieval
+    model when the tenant has the second channel."""
 
     embedding: np.ndarray
     centring: Centring
+    retrieval: Centring | None = None
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,14 @@ class Candidates:
     keyword: list[ChannelHit]
     identifiers: list[ChannelHit]
     window: list[ChannelHit]
+    retrieval: list[ChannelHit]
 
     def ids(self) -> list[UUID]:
-        return list(dict.fromkeys(h.id for h in (*self.vector, *self.keyword, *self.identifiers, *self.window)))
+        every = (*self.vector, *self.retrieval, *self.keyword, *self.identifiers, *self.window)
+        return list(dict.fromkeys(h.id for h in every))
 
 
-NO_CANDIDATES = Candidates([], [], [], [])
+NO_CANDIDATES = Candidates([], [], [], [], [])
 
 
 @dataclass(frozen=True)
@@ -157,13 +164,26 @@ class SearchService:
             keyword = KeywordQuery(tokens=[], weights=[], match_tokens=[])
             found, ranking = NO_CANDIDATES, await self._by_time(ctx, request, reading, top_k)
         else:
-            embedding, keyword, sums = await asyncio.gather(
-                self._query_embedding(ctx, reading.text, request.filter.user_id),
-                self._keyword_query(ctx, query_tokens(reading.text)),
-                self._sums.of(ctx.schema, ctx.embedding_model),
+            # The retrieval model's query vector is made while the other channels look.
+            second = (
+                asyncio.ensure_future(self._second_query(ctx, reading.text, request.filter.user_id))
+                if ctx.retrieval and weights.retrieval > 0
+                else None
             )
-            query = Query(embedding, centre(embedding, guess_language(reading.text), sums))
-            found = await self._candidates(ctx, request, reading, weights, query, keyword, max(s.candidates, top_k))
+            try:
+                embedding, keyword, sums = await asyncio.gather(
+                    self._query_embedding(ctx, ctx.embedding_model, reading.text, request.filter.user_id),
+                    self._keyword_query(ctx, query_tokens(reading.text)),
+                    self._sums.of(ctx.schema, ctx.embedding_model),
+                )
+                query = Query(embedding, centre(embedding, guess_language(reading.text), sums))
+                limit = max(s.candidates, top_k)
+                found = await self._candidates(ctx, request, reading, weights, query, second, keyword, limit)
+                if second is not None:
+                    query = replace(query, retrieval=await second)
+            finally:
+                if second is not None and not second.done():
+                    second.cancel()
             ranking = await self._rank(ctx, request, reading, weights, query, found, top_k)
         hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
         if hits and not request.explain:  # explaining is debugging, not a use of the memories
@@ -196,6 +216,7 @@ class SearchService:
                 rows = await self._hydrate(conn, ctx, found.ids(), query)
 
             noise = self._noise_of(ctx.embedding_model)
+            retrieval_noise = self._noise_of(RETRIEVAL_MODEL)
 
             language = guess_language(reading.text)
 
@@ -208,7 +229,7 @@ class SearchService:
                 keyword, rule = found.keyword, found.identifiers
                 if ids is not None:
                     keyword, rule = [h for h in keyword if h.id in ids], [h for h in rule if h.id in ids]
-                return fuse(similarity, keyword, rule, weights, noise, other)
+                return fuse(similarity, keyword, rule, weights, noise, other, retrieval_noise)
 
             fused = fused_of()
             # Only a memory of a conversation has neighbours: no round trip when no anchor has one.
@@ -264,6 +285,13 @@ class SearchService:
         fused = ordered_below_newer(fused, {m.id: m.newer for m in memories if m.newer is not None})
         return Ranking(fused=fused, top=fused, rows={m.id: (m, Similarity(0.0, 0.0)) for m in memories})
 
+    async def _second_query(self, ctx: TenantContext, text: str, user: str | None) -> Centring:
+        """The query's vector of the retrieval model, centred on the means of the second vectors."""
+        embedding, sums = await asyncio.gather(
+            self._query_embedding(ctx, RETRIEVAL_MODEL, text, user), self._sums.of_retrieval(ctx.schema)
+        )
+        return centre(embedding, guess_language(text), sums)
+
     def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
         """Only what is returned counts as a use; the hits carry their counts with this use."""
         now = datetime.now(UTC)
@@ -303,6 +331,7 @@ class SearchService:
         reading: Reading,
         weights: Weights,
         query: Query,
+        second: asyncio.Future[Centring] | None,
         keyword: KeywordQuery,
         limit: int,
     ) -> Candidates:
@@ -324,6 +353,16 @@ class SearchService:
             exact = f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
             return await repo.vector_candidates(conn, schema, vector, model, f, limit, exact=exact)
 
+        async def retrieval() -> list[ChannelHit]:
+            assert second is not None
+            centred = (await second).query
+
+            async def run(conn: asyncpg.Connection, schema: str, f: MemoryFilter, limit: int) -> list[ChannelHit]:
+                exact = f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
+                return await retrieval_store.candidates(conn, schema, centred, f, limit, exact=exact)
+
+            return await channel("retrieval", run, source=self._nearest)
+
         window = reading.intent.window
         return Candidates(
             *await asyncio.gather(
@@ -341,6 +380,7 @@ class SearchService:
                 )
                 if window
                 else nothing(),
+                retrieval() if second is not None else nothing(),
             )
         )
 
@@ -349,8 +389,9 @@ class SearchService:
     ) -> dict[UUID, tuple[Memory, Similarity]]:
         if not ids:
             return {}
-        found = await repo.hydrate(conn, ctx.schema, ids, query.embedding, ctx.embedding_model, query.centring)
-        return {i: (memory, Similarity(cosine, centred)) for i, (memory, cosine, centred) in found.items()}
+        return await repo.hydrate(
+            conn, ctx.schema, ids, query.embedding, ctx.embedding_model, query.centring, query.retrieval
+        )
 
     async def _keyword_query(self, ctx: TenantContext, tokens: list[str]) -> KeywordQuery:
         """IDF from ANALYZE's statistics on large tenants, from exact counts on small ones."""
@@ -373,8 +414,8 @@ class SearchService:
         self._statistics[ctx.schema] = (time.monotonic() + _STATISTICS_SECONDS, stats)
         return stats
 
-    async def _query_embedding(self, ctx: TenantContext, query: str, user: str | None) -> np.ndarray:
-        embedder = self._embedders.get(ctx.embedding_model)
+    async def _query_embedding(self, ctx: TenantContext, model: str, query: str, user: str | None) -> np.ndarray:
+        embedder = self._embedders.get(model)
         digest = hashlib.sha256(query.encode()).hexdigest()
         key = f"{query_cache_prefix(ctx.name, user)}{embedder.model_id}:{digest}"
         cached = await self._cache.get(key)
@@ -415,7 +456,12 @@ def log_search(
     and each channel's top candidates, to see why a memory was (not) found."""
     if not log.isEnabledFor(logging.INFO):
         return
-    sizes = {"vector": len(found.vector), "keyword": len(found.keyword), "rule": len(found.identifiers)}
+    sizes = {
+        "vector": len(found.vector),
+        "retrieval": len(found.retrieval),
+        "keyword": len(found.keyword),
+        "rule": len(found.identifiers),
+    }
     log.info(
         "search",
         extra={
@@ -433,6 +479,7 @@ def log_search(
             name: [(str(h.id), round(h.score, 4)) for h in channel[:5]]
             for name, channel in (
                 ("vector", found.vector),
+                ("retrieval", found.retrieval),
                 ("keyword", found.keyword),
                 ("rule", found.identifiers),
                 ("time", found.window),
@@ -472,6 +519,7 @@ def explain(
         query_identifiers=reading.identifiers,
         candidates={
             Channel.vector: found.vector,
+            Channel.retrieval: found.retrieval,
             Channel.keyword: found.keyword,
             Channel.rule: found.identifiers,
             Channel.time: found.window,

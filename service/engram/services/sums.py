@@ -9,11 +9,15 @@ and imports and restores (which take the tenant's lock themselves), are seen wit
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 import numpy as np
 
 from engram.store import memories as repo
+from engram.store import retrieval
+
+_RETRIEVAL = "\0retrieval"  # the key of the second vectors' sums (no model id holds a NUL)
 
 SECONDS = 1.0
 SWEEP_ABOVE = 1000  # kept entries before the expired ones are swept out
@@ -30,13 +34,20 @@ class LanguageSums:
 
     async def of(self, schema: str, model: str) -> Sums:
         """The tenant's sums for vectors of ``model`` (none while its vectors are of another)."""
-        key, now = (schema, model), time.monotonic()
+        return await self._kept_or_read((schema, model), lambda conn: repo.language_sums(conn, schema, model))
+
+    async def of_retrieval(self, schema: str) -> Sums:
+        """The tenant's sums of the second vectors (the retrieval model's)."""
+        return await self._kept_or_read((schema, _RETRIEVAL), lambda conn: retrieval.language_sums(conn, schema))
+
+    async def _kept_or_read(self, key: tuple[str, str], read: Callable[[asyncpg.Connection], Awaitable[Sums]]) -> Sums:
+        now = time.monotonic()
         kept = self._kept.get(key)
         if kept is not None and kept[0] > now:
             return kept[1]
         changes = self._changes
         async with self._pool.acquire() as conn:
-            sums = await repo.language_sums(conn, schema, model)
+            sums = await read(conn)
         if changes == self._changes:  # a change committed while they were read may be missing
             if len(self._kept) >= SWEEP_ABOVE:
                 self._kept = {k: v for k, v in self._kept.items() if v[0] > now}

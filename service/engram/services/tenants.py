@@ -11,6 +11,7 @@ from datetime import datetime
 
 import asyncpg
 
+from engram.domain.embedders import retrieval_channel
 from engram.domain.tenancy import TenantContext, hash_key, key_tenant, new_key, schema_name, validate_tenant_name
 from engram.errors import Conflict, Forbidden, NotFound, Unauthorized
 from engram.store import control, dumps, tenant_meta
@@ -34,8 +35,16 @@ class TenantInfo:
 
 
 class TenantService:
-    def __init__(self, pool: asyncpg.Pool, embedding_model: str, embedding_dim: int, only: str | None = None):
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        embedding_model: str,
+        embedding_dim: int,
+        only: str | None = None,
+        retrieval: bool = False,
+    ):
         self._pool = pool
+        self._retrieval = retrieval  # the service's default for the second vector channel
         self._model = embedding_model
         self._dim = embedding_dim
         self._only = only
@@ -49,7 +58,10 @@ class TenantService:
         validate_tenant_name(name)
         if self._only is not None:
             raise Conflict(f"this service serves tenant {self._only!r} only: create tenants on a shared service")
-        context = TenantContext.for_tenant(name, self._model, self._dim)
+        context = replace(
+            TenantContext.for_tenant(name, self._model, self._dim),
+            retrieval=retrieval_channel(self._model, None, self._retrieval),
+        )
         key = new_key(name)
         async with self._pool.acquire() as conn:
             try:
@@ -154,7 +166,9 @@ class TenantService:
             meta = await tenant_meta.read_meta(conn, schema)
         if meta is None:
             raise NotFound(f"tenant {name!r} not found")
-        context = TenantContext(name, schema, meta["embedding_model"], meta["embedding_dim"])
+        model = meta["embedding_model"]
+        retrieval = retrieval_channel(model, meta.get("retrieval_channel"), self._retrieval)
+        context = TenantContext(name, schema, model, meta["embedding_dim"], retrieval=retrieval)
         self._contexts[name] = (time.monotonic() + _CONTEXT_SECONDS, context)
         return context
 

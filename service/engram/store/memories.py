@@ -14,6 +14,7 @@ import numpy as np
 from pgvector import Vector
 
 from engram.domain.centring import LANGUAGES, Centring
+from engram.domain.fusion import Similarity
 from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, HistoryRow, Layer, Memory, MemoryFilter, MemoryType, Status
 from engram.domain.search import ChannelHit
@@ -651,36 +652,55 @@ async def hydrate(
     embedding: np.ndarray,
     model: str,
     centring: Centring,
-) -> dict[UUID, tuple[Memory, float, float]]:
+    retrieval: Centring | None = None,
+) -> dict[UUID, tuple[Memory, Similarity]]:
     """Full rows of the candidates, each with its exact cosine similarity to the query, and its
-    cosine once both are centred on their language's mean (see services/centring.py)."""
-    means = [centring.mean(language) for language in LANGUAGES]
+    cosine once both are centred on their language's mean (see domain/centring.py); with
+    ``retrieval``, the same of its second vector (0 while it has none)."""
+    params = Params(ids, embedding, model)
+    first = _centred("m.embedding", centring, params)
+    second = "0::float8 AS retrieval_centred, 0::float8 AS retrieval_cosine"
+    if retrieval is not None:
+        query = params.add(retrieval.query)
+        second = f"""coalesce({_centred("m.retrieval_embedding", retrieval, params)}, 0) AS retrieval_centred,
+                     coalesce(1 - (m.retrieval_embedding <=> {query}), 0) AS retrieval_cosine"""
     records = await conn.fetch(
         f"""SELECT {COLUMNS},
                    CASE WHEN {_model_is(schema, "$3")} THEN 1 - (m.embedding <=> $2) ELSE 0 END AS similarity,
-                   CASE WHEN {_model_is(schema, "$3")} THEN
-                     (-(m.embedding <#> $4::vector)
-                      - CASE m.language WHEN 'zh' THEN $8::float8 WHEN 'en' THEN $9::float8 ELSE $10::float8 END)
-                     / sqrt(greatest(1e-12, vector_norm(m.embedding) ^ 2
-                         + 2 * (m.embedding <#> CASE m.language WHEN 'zh' THEN $5::vector WHEN 'en' THEN $6::vector
-                                                ELSE $7::vector END)
-                         + CASE m.language WHEN 'zh' THEN $11::float8 WHEN 'en' THEN $12::float8 ELSE $13::float8 END))
-                   ELSE 0 END AS centred
+                   CASE WHEN {_model_is(schema, "$3")} THEN {first} ELSE 0 END AS centred,
+                   {second}
             FROM {schema}.memories m WHERE m.id = ANY($1::uuid[])""",
-        ids,
-        embedding,
-        model,
-        centring.query,
-        *means,
-        *(float(np.dot(mean, centring.query)) for mean in means),
-        *(float(np.dot(mean, mean)) for mean in means),
+        *params.values,
     )
     out = {}
     for r in records:
         data = dict(r)
-        similarity, centred = float(data.pop("similarity")), float(data.pop("centred"))
-        out[r["id"]] = (to_memory(data), similarity, centred)
+        similarity = Similarity(
+            float(data.pop("similarity")),
+            float(data.pop("centred")),
+            float(data.pop("retrieval_cosine")),
+            float(data.pop("retrieval_centred")),
+        )
+        out[r["id"]] = (to_memory(data), similarity)
     return out
+
+
+def _centred(column: str, centring: Centring, params: Params) -> str:
+    """The cosine of ``column`` and the centred query once the column is centred on its memory's
+    language mean: (v.q - mean.q) / |v - mean|, with |v - mean|^2 = |v|^2 - 2 v.mean + |mean|^2."""
+    means = [centring.mean(language) for language in LANGUAGES]
+    query = params.add(centring.query)
+    mean = [params.add(m) for m in means]
+    dot = [params.add(float(np.dot(m, centring.query))) for m in means]
+    square = [params.add(float(np.dot(m, m))) for m in means]
+
+    def by_language(values: list[str], cast: str) -> str:
+        zh, en, other = (f"{v}::{cast}" for v in values)
+        return f"CASE m.language WHEN 'zh' THEN {zh} WHEN 'en' THEN {en} ELSE {other} END"
+
+    return f"""(-({column} <#> {query}::vector) - {by_language(dot, "float8")})
+               / sqrt(greatest(1e-12, vector_norm({column}) ^ 2 + 2 * ({column} <#> {by_language(mean, "vector")})
+                               + {by_language(square, "float8")}))"""
 
 
 async def add_uses(conn: asyncpg.Connection, schema: str, uses: dict[UUID, tuple[int, datetime]]) -> None:

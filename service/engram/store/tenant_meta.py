@@ -18,11 +18,13 @@ async def write_meta(conn: asyncpg.Connection, schema: str, tenant: str, model: 
     )
 
 
-async def read_meta(conn: asyncpg.Connection, schema: str) -> asyncpg.Record | None:
+async def read_meta(conn: asyncpg.Connection, schema: str) -> dict[str, Any] | None:
     exists = await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", f"{schema}.meta")
     if not exists:
         return None
-    return await conn.fetchrow(f"SELECT tenant, embedding_model, embedding_dim FROM {schema}.meta")
+    # Every column: a schema not migrated yet lacks the newer ones (the caller reads them with .get).
+    record = await conn.fetchrow(f"SELECT * FROM {schema}.meta")
+    return None if record is None else dict(record)
 
 
 async def add_key(conn: asyncpg.Connection, schema: str, key_hash: str, user_id: str | None = None) -> None:

@@ -1,0 +1,163 @@
+"""The second vector channel's worker: every memory also gets a vector of the retrieval model
+(domain/embedders.py RETRIEVAL_MODEL), made after its write is acknowledged.
+
+The queue is the memories table itself (a NULL second vector, store/retrieval.py), so it survives
+restarts and crashes and sees imports and restores like any write. Every process that serves a
+tenant works its queue; a per-tenant advisory lock keeps two processes off the same batch, and a
+vector is stored only if its memory still holds the text it was made from. The model runs on a
+thread of the lowest priority (embedding/base.py embed_when_idle), and the worker waits a moment
+while requests are being served: under load its lag grows, not the requests' latency.
+
+A write in this process wakes the worker for its tenant; every SWEEP_SECONDS it also looks at every
+tenant (another process's writes, an import, a crash's leftovers). Until a memory has its second
+vector the first channel finds it: a memory is searchable the moment it is acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import asyncpg
+
+from engram.domain.embedders import RETRIEVAL_MODEL
+from engram.domain.tenancy import TenantContext
+from engram.embedding import Embedders
+from engram.errors import NotFound
+from engram.observability import metrics
+from engram.services.slices import ACTIVITY
+from engram.services.tenants import TenantService
+from engram.store import retrieval as store
+from engram.store.db import unreachable
+from engram.store.retrieval import Backlog
+
+log = logging.getLogger(__name__)
+
+BATCH = 16  # memories embedded at a time: a request waits at most one batch's model call
+SWEEP_SECONDS = 30.0  # every tenant looked at, at least this often
+BUSY_WAIT_SECONDS = 0.005  # while requests are in flight, the worker waits in steps of this...
+BUSY_WAIT_LIMIT = 0.25  # ...for at most this long before a batch, so it never stops for good
+
+
+class RetrievalVectors:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        tenants: TenantService,
+        embedders: Embedders,
+        only: str | None = None,
+        batch: int = BATCH,
+        on_outage: Callable[[BaseException], None] = lambda exc: None,
+    ) -> None:
+        self._pool = pool
+        self._tenants = tenants
+        self._embedders = embedders
+        self._only = only  # the one tenant this process serves, if so
+        self._batch = batch
+        self._on_outage = on_outage
+        self._due: set[str] = set()  # schemas written to in this process since their last round
+        self._wake = asyncio.Event()
+
+    def wake(self, schema: str) -> None:
+        """A tenant's memories changed in this process: its new ones wait for their vectors."""
+        self._due.add(schema)
+        self._wake.set()
+
+    async def work(self, ctx: TenantContext, budget: int | None = None) -> int:
+        """Give the tenant's waiting memories their second vectors, a batch at a time, until none
+        wait (or ``budget`` are stored); returns how many were stored."""
+        if not ctx.retrieval:
+            return 0
+        embedder = self._embedders.get(RETRIEVAL_MODEL)
+        stored = 0
+        while budget is None or stored < budget:
+            await _let_requests_pass()
+            async with self._pool.acquire() as conn:
+                lock = f"retrieval:{ctx.schema}"
+                if not await conn.fetchval("SELECT pg_try_advisory_lock(hashtext($1))", lock):
+                    break  # another process is working this tenant's queue
+                try:
+                    batch = await store.waiting(conn, ctx.schema, self._batch)
+                    if not batch:
+                        break
+                    vectors = await embedder.embed_when_idle([w.content for w in batch])
+                    done = await store.store(conn, ctx.schema, list(zip(batch, vectors, strict=True)))
+                finally:
+                    await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", lock)
+            stored += done
+            metrics.retrieval_vectors.labels(ctx.name).inc(done)
+            if not done:  # every one changed while it was embedded: the next round reads them anew
+                break
+        return stored
+
+    async def backlog(self, ctx: TenantContext) -> Backlog:
+        async with self._pool.acquire() as conn:
+            found = await store.backlog(conn, ctx.schema)
+        pending = found.pending if ctx.retrieval else 0
+        lag = (datetime.now(UTC) - found.oldest).total_seconds() if pending and found.oldest else 0.0
+        metrics.retrieval_backlog.labels(ctx.name).set(pending)
+        metrics.retrieval_lag.labels(ctx.name).set(max(0.0, lag))
+        return found
+
+    async def requeue(self, ctx: TenantContext) -> int:
+        """Every second vector of the tenant made again (after a model upgrade, or to check)."""
+        async with self._pool.acquire() as conn:
+            queued = await store.requeue(conn, ctx.schema)
+        self.wake(ctx.schema)
+        return queued
+
+    async def run_forever(self) -> None:
+        swept = 0.0
+        while True:
+            try:
+                if time.monotonic() - swept >= SWEEP_SECONDS:
+                    await self._round(await self._every_tenant())
+                    swept = time.monotonic()
+                elif self._due:
+                    due, self._due = self._due, set()
+                    await self._round([c for c in await self._every_tenant() if c.schema in due])
+                else:
+                    self._wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), SWEEP_SECONDS - (time.monotonic() - swept))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database may be down a while: the queue waits in it
+                if unreachable(exc):
+                    self._on_outage(exc)
+                else:
+                    log.exception("second vectors: a round failed")
+                await asyncio.sleep(1.0)
+
+    async def _every_tenant(self) -> list[TenantContext]:
+        contexts = []
+        names = [self._only] if self._only else [t.name for t in await self._tenants.list()]
+        for name in names:
+            try:
+                contexts.append(await self._tenants.resolve(name))
+            except NotFound:
+                continue  # dropped meanwhile
+        return contexts
+
+    async def _round(self, contexts: list[TenantContext]) -> None:
+        """Each tenant's queue, a few batches at a time in turn, until every one is empty."""
+        waiting = [c for c in contexts if c.retrieval and (await self.backlog(c)).pending]
+        while waiting:
+            again = []
+            for ctx in waiting:
+                if await self.work(ctx, budget=self._batch * 4) >= self._batch * 4:
+                    again.append(ctx)
+                else:
+                    await self.backlog(ctx)
+            waiting = again
+
+
+async def _let_requests_pass() -> None:
+    waited = 0.0
+    while ACTIVITY.others_waiting() and waited < BUSY_WAIT_LIMIT:
+        await asyncio.sleep(BUSY_WAIT_SECONDS)
+        waited += BUSY_WAIT_SECONDS
