@@ -21,7 +21,8 @@ async def api(service, engram):
 async def test_health_readiness_and_openapi(service):
     async with httpx.AsyncClient(base_url=service.url) as client:
         assert (await client.get("/healthz")).json() == {"status": "ok"}
-        assert (await client.get("/readyz")).json() == {"status": "ready"}
+        ready = (await client.get("/readyz")).json()
+        assert ready["status"] == "ready" and set(ready["second_vectors"]) == {"pending", "lag_seconds"}
         spec = (await client.get("/openapi.json")).json()
     assert "/t/{tenant}/v1/search" in spec["paths"] and "/t/{tenant}/v1/memories" in spec["paths"]
 
@@ -38,7 +39,7 @@ async def test_write_search_get_forget_restore_purge(api):
     found = await client.post(f"{base}/search", json={"query": "顺丰", "explain": True})
     body = found.json()
     assert body["hits"][0]["memory"]["id"] == memory["id"]
-    assert set(body["explanation"]["candidates"]) == {"vector", "keyword", "rule", "context", "time"}
+    assert set(body["explanation"]["candidates"]) == {"vector", "retrieval", "keyword", "rule", "context", "time"}
 
     # Explaining is not a use; stating it twice is two mentions.
     stored = (await client.get(f"{base}/memories/{memory['id']}")).json()

@@ -24,6 +24,7 @@ from engram.api.routes import (
     memories,
     oauth,
     observability,
+    retrieval,
     transfer,
     ui,
     users,
@@ -125,6 +126,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         app.include_router(observability.router)
     app.include_router(memories.router)
     app.include_router(lifecycle.router)
+    app.include_router(retrieval.router)
     app.include_router(transfer.router)
     app.include_router(users.router)
     app.include_router(erasure.router)

@@ -2,7 +2,17 @@
 
 import sys
 
-from engram.cli import admin, erasure, evaluation, memories, retention, servers, transfer, users  # noqa: F401 - registering the commands
+from engram.cli import (  # noqa: F401 - registering the commands
+    admin,
+    erasure,
+    evaluation,
+    memories,
+    retention,
+    retrieval,
+    servers,
+    transfer,
+    users,
+)
 from engram.cli.common import app
 
 

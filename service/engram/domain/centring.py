@@ -8,8 +8,12 @@ memories of its language (and from the query the mean of its language) leaves wh
 rather than how it is said, so cosine similarity means the same across languages and templates.
 
 The means come from per-language vector sums the database keeps (migration 0005). A language
-with few memories is centred less: its mean is shrunk towards zero by n / (n + SHRINK), so a new
-tenant's three memories are compared almost raw.
+with few memories is centred less: its mean is shrunk by n / (n + SHRINK) towards the model's
+prior, so a new tenant's three memories are compared almost as the model compares any texts.
+The prior is zero for a model whose unrelated texts are near orthogonal (USE); a model whose
+every vector shares one direction (e5: cosine 0.7-0.8 between unrelated texts) brings the mean
+of everyday statements of each language (embedding/bundled.py), or it would take any memory of a
+small tenant for an answer.
 """
 
 from __future__ import annotations
@@ -32,10 +36,22 @@ class Centring:
         return found if found is not None else np.zeros_like(self.query)
 
 
-def centre(query: np.ndarray, language: str, sums: dict[str, tuple[np.ndarray, int]]) -> Centring:
-    """The query centred on its language's mean, and every language's (shrunk) mean."""
+def centre(
+    query: np.ndarray,
+    language: str,
+    sums: dict[str, tuple[np.ndarray, int]],
+    prior: dict[str, np.ndarray] | None = None,
+) -> Centring:
+    """The query centred on its language's mean, and every language's mean, shrunk towards the
+    model's ``prior`` (none: zero) while its memories are few."""
     query = np.asarray(query, dtype=np.float32)
-    means = {lang: (total / (count + SHRINK)).astype(np.float32) for lang, (total, count) in sums.items()}
+    prior = prior or {}
+    zero = np.zeros_like(query)
+    means = {
+        lang: ((total + SHRINK * prior.get(lang, zero)) / (count + SHRINK)).astype(np.float32)
+        for lang, (total, count) in sums.items()
+    }
+    means = {**{lang: p.astype(np.float32) for lang, p in prior.items()}, **means}
     centred = query - means.get(language, np.zeros_like(query))
     length = float(np.linalg.norm(centred))
     return Centring(query=centred / length if length > 1e-6 else query, means=means)

@@ -77,7 +77,9 @@ class ChannelScores(BaseModel):
         0.0, description="the same evidence from the second vector (the retrieval model); 0 while it has none"
     )
     retrieval_centred: float = Field(0.0, description="the second vector's centred cosine similarity")
-    keyword: float = Field(0.0, description="share of the query's idf the memory holds")
+    keyword: float = Field(
+        0.0, description="share of the query's idf the memory holds, less for a long memory (domain/keyword.py)"
+    )
     rule: float = Field(0.0, description="share of the query's identifiers the memory holds")
     context: float = Field(0.0, description="best relevance among its conversation neighbours, divided by distance")
     older: float = Field(

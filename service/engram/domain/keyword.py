@@ -6,6 +6,10 @@ Robertson-Spärck Jones weight, clamped at 0: a word that half the memories or m
 ("用户", "user", a speaker's name in a transcript) is no evidence at all, so sharing it lifts no
 memory above one written in the other language. An absolute scale (0..1) lets the score be fused
 with the other channels, and a query whose rare words match nothing gets no inflated keyword score.
+
+A long memory holds more of any query's words by chance: an assistant's reply of 3,000 characters
+shares a word or two with most questions. Beyond LENGTH_PIVOT distinct tokens (a turn of a few
+sentences) a memory keeps (LENGTH_PIVOT / tokens) ^ exponent of its share; shorter ones keep all.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ MATCH_BUDGET = 1000
 # At most this many matching memories are scored per query (see keyword_candidates).
 MATCH_SCAN = 2000
 MAX_QUERY_TOKENS = 64
+# Distinct tokens up to which a memory's keyword evidence is not discounted for its length.
+LENGTH_PIVOT = 48
 
 
 # A tenant is counted as holding this many more memories, none with the query's words: without
@@ -54,6 +60,7 @@ class KeywordQuery:
     tokens: list[str]
     weights: list[float]
     match_tokens: list[str]  # the tokens used to find candidates
+    length_exponent: float = 0.0  # how much a long memory's share is discounted (0: not at all)
 
     @property
     def total_weight(self) -> float:
@@ -64,7 +71,9 @@ class KeywordQuery:
         return to_tsquery_literal(self.match_tokens)
 
     @classmethod
-    def build(cls, tokens: list[str], documents: int, frequencies: list[int]) -> KeywordQuery:
+    def build(
+        cls, tokens: list[str], documents: int, frequencies: list[int], length_exponent: float = 0.0
+    ) -> KeywordQuery:
         tokens, frequencies = tokens[:MAX_QUERY_TOKENS], frequencies[:MAX_QUERY_TOKENS]
         weights = [idf(documents, df) for df in frequencies]
         match: list[str] = []
@@ -75,4 +84,10 @@ class KeywordQuery:
                 break
             match.append(token)
             spent += df
-        return cls(tokens=tokens, weights=weights, match_tokens=match)
+        return cls(tokens=tokens, weights=weights, match_tokens=match, length_exponent=length_exponent)
+
+
+def length_factor(tokens: int, exponent: float) -> float:
+    """The share of its keyword evidence a memory of ``tokens`` distinct tokens keeps (the same as
+    the database computes, store/memories.py keyword_candidates)."""
+    return min(1.0, (LENGTH_PIVOT / max(tokens, 1)) ** exponent)

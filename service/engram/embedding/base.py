@@ -61,6 +61,11 @@ class Embedder(ABC):
             rows.extend(_unit(row) for row in np.asarray(matrix, dtype=np.float32))
         return rows
 
+    async def language_prior(self) -> dict[str, np.ndarray]:
+        """Per language, what the model's vectors share whatever the text (domain/centring.py);
+        none for a model whose unrelated texts are near orthogonal."""
+        return {}
+
     async def embed_when_idle(self, texts: list[str]) -> list[np.ndarray]:
         """Vectors of work nobody waits for (the second vectors, services/retrieval.py), on a
         thread of its own at the lowest priority: it runs on what requests leave of the CPU."""

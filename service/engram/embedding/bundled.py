@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import json
 import threading
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +78,29 @@ class E5Small(Embedder):
     def __init__(self) -> None:
         super().__init__()
         self._graph = _shared_e5()
+        self._prior: dict[str, np.ndarray] | None = None
 
     def _documents(self, texts: list[str]) -> np.ndarray:
         return self._graph.encode(texts, "passage: ")
 
     def _query(self, text: str) -> np.ndarray:
         return self._graph.encode([text], "query: ")[0]
+
+    async def language_prior(self) -> dict[str, np.ndarray]:
+        if self._prior is None:
+            self._prior = await asyncio.to_thread(_e5_prior)
+        return self._prior
+
+
+@functools.cache
+def _e5_prior() -> dict[str, np.ndarray]:
+    """The mean passage vector of everyday statements per language (engram/data/retrieval_prior.json);
+    text of no known language ('und') gets the mean of both."""
+    sentences = json.loads((resources.files("engram.data") / "retrieval_prior.json").read_text(encoding="utf-8"))
+    graph = _shared_e5()
+    prior = {language: graph.encode(sentences[language], "passage: ").mean(axis=0) for language in ("en", "zh")}
+    prior["und"] = (prior["en"] + prior["zh"]) / 2
+    return prior
 
 
 def _shared_e5() -> Any:

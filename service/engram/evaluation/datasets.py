@@ -203,10 +203,10 @@ def load_temporal(path: Path) -> EvalCorpus:
     return EvalCorpus("temporal", "zh+en", [EvalGroup("diary", memories, questions, "none")])
 
 
-def _longhistory(root: Path, own: Path) -> EvalCorpus:
+def _longhistory(root: Path, own: Path, long_replies: bool = False) -> EvalCorpus:
     from engram.evaluation.generated import load_longhistory  # generated.py builds on this module
 
-    return load_longhistory(root, own)
+    return load_longhistory(root, own, long_replies)
 
 
 def _paraphrase(root: Path, own: Path) -> EvalCorpus:
@@ -242,6 +242,7 @@ OWN = {
     "crosslingual": OwnSet(("crosslingual.jsonl",), lambda root, own: load_crosslingual(own / "crosslingual.jsonl")),
     "temporal": OwnSet(("temporal.json",), lambda root, own: load_temporal(own / "temporal.json")),
     "longhistory": OwnSet(("longhistory.json",), _longhistory, public=True),
+    "longreplies": OwnSet(("longhistory.json",), lambda root, own: _longhistory(root, own, True), public=True),
     "paraphrase": OwnSet(("paraphrase.jsonl", "crosslingual.jsonl"), _paraphrase),
 }
 

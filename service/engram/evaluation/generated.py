@@ -11,6 +11,13 @@ turns among hundreds of ordinary ones. Dev users take filler only from LoCoMo co
 and test users only from 5-9, which is LoCoMo's own split, so held-out text stays held out. Every
 choice is seeded by the user, so every run builds the same corpus.
 
+``longreplies``, the same users, needles and questions with the lengths of a chat with an assistant:
+the user's turns stay as they are (a sentence or two), and each of the partner's turns becomes an
+assistant's reply of 1,000-3,000 characters (that turn followed by others of the same split's
+partner turns, as one paragraph). The needles are short user turns among long replies that hold
+many words of every topic: a keyword channel that favours long memories fails here, where sets
+of even lengths cannot see it.
+
 ``paraphrase``, the crosslingual facts asked with rewordings (tests/data/paraphrase.jsonl) that
 share few words with the fact, each language on its own. It measures paraphrase, not translation.
 """
@@ -34,6 +41,7 @@ FILLER_CONVERSATIONS = {"dev": range(0, 5), "test": range(5, 10)}
 SESSIONS = (25, 30)
 TURNS = (500, 700)
 HISTORY_DAYS = 360
+REPLY_CHARACTERS = (1000, 3000)  # longreplies: an assistant's reply
 # What LoCoMo's speakers call each other besides their names. These become the user's name and the friend's.
 NICKNAMES = {
     "Caroline": ("Caro",),
@@ -133,17 +141,33 @@ def _session_index(needle: dict[str, Any], sessions: list[_Session], now: dateti
     return free[round(needle["at"] * (len(free) - 1))]
 
 
-def _history(user: dict[str, Any], pool: list[_Source], now: datetime) -> list[_Session]:
+def _reply(rng: random.Random, first: str, replies: list[str]) -> str:
+    """An assistant's long reply: ``first`` and then others, until it reaches its length."""
+    length, parts = rng.randint(*REPLY_CHARACTERS), [first]
+    while sum(map(len, parts)) < length:
+        parts.append(rng.choice(replies))
+    return " ".join(parts)
+
+
+def _history(user: dict[str, Any], pool: list[_Source], now: datetime, long_replies: bool = False) -> list[_Session]:
     rng = random.Random(f"longhistory-{user['user']}")
     sources = _pick_sources(rng, pool, _needle_count(user))
     fixed = {n["days_ago"] for story in user["stories"] for n in story["needles"] if "days_ago" in n}
     if len(fixed) > len(sources) or not fixed <= set(range(1, HISTORY_DAYS + 1)):
         raise InvalidInput(f"{user['user']}: days_ago must be 1-{HISTORY_DAYS}, on fewer days than sessions")
     renames = _renamer(rng, sources, user["name"], user["friend"])
+    # The partner's turns of the whole split, renamed as the user's partner: an assistant's replies.
+    replies = [_rename(t, renames.get(s.conversation, {})) for s in pool for sp, t in s.turns if sp != s.speakers[0]]
+    reply_rng = random.Random(f"longreplies-{user['user']}")  # the history itself stays longhistory's
     sessions = []
     for source, when in zip(sources, _dates(rng, now, len(sources), fixed), strict=True):
         names = renames[source.conversation]
-        turns: list[tuple[str, str | None]] = [(_rename(f"{s}: {t}", names), None) for s, t in source.turns]
+        turns: list[tuple[str, str | None]] = []
+        for speaker, text in source.turns:
+            said = _rename(f"{speaker}: {text}", names)
+            if long_replies and names.get(speaker) != user["name"]:
+                said = f"assistant: {_reply(reply_rng, _rename(text, names), replies)}"
+            turns.append((said, None))
         sessions.append(_Session(when, turns))
     for story in user["stories"]:
         for needle in story["needles"]:
@@ -172,10 +196,10 @@ def _questions(user: dict[str, Any], needles: dict[str, str], now: datetime) -> 
     return questions
 
 
-def _group(user: dict[str, Any], pool: list[_Source], now: datetime) -> EvalGroup:
+def _group(user: dict[str, Any], pool: list[_Source], now: datetime, long_replies: bool = False) -> EvalGroup:
     memories: list[EvalMemory] = []
     needles: dict[str, str] = {}  # "story/needle" -> external id
-    for number, session in enumerate(_history(user, pool, now), start=1):
+    for number, session in enumerate(_history(user, pool, now, long_replies), start=1):
         session_id = f"session_{number}"
         for turn, (content, needle) in enumerate(session.turns, start=1):
             external_id = f"D{number}:{turn}"
@@ -187,17 +211,17 @@ def _group(user: dict[str, Any], pool: list[_Source], now: datetime) -> EvalGrou
     return EvalGroup(user["user"], memories, _questions(user, needles, now), user["split"])
 
 
-def load_longhistory(root: Path, own: Path) -> EvalCorpus:
+def load_longhistory(root: Path, own: Path, long_replies: bool = False) -> EvalCorpus:
     """The long histories: needles and questions from ``own``/longhistory.json, filler from
     LoCoMo at ``root``. Users in the dev split take filler only from conversations 0-4, and test users only from 5-9."""
     data = json.loads((own / "longhistory.json").read_text(encoding="utf-8"))
     now = datetime.fromisoformat(data["now"])
     pools = {split: _sources(root, conversations) for split, conversations in FILLER_CONVERSATIONS.items()}
-    corpus = EvalCorpus("longhistory", "en")
+    corpus = EvalCorpus("longreplies" if long_replies else "longhistory", "en")
     for user in data["users"]:
         if user["split"] not in pools:
             raise InvalidInput(f"{user['user']}: split is dev or test, not {user['split']!r}")
-        corpus.groups.append(_group(user, pools[user["split"]], now))
+        corpus.groups.append(_group(user, pools[user["split"]], now, long_replies))
     return corpus
 
 

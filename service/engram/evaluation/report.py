@@ -33,6 +33,7 @@ ROBUSTNESS = {
     ("crosslingual", "zh->en"): "Chinese questions over English memories",
     ("crosslingual", "en->zh"): "English questions over Chinese memories",
     ("longhistory", "all"): "long histories, generated (500+ turns per user)",
+    ("longreplies", "all"): "long histories with an assistant's long replies",
     ("locomo", "all"): "long histories, LoCoMo (~600 turns per conversation)",
 }
 

@@ -20,18 +20,18 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import asyncpg
 
-from engram.domain.embedders import RETRIEVAL_MODEL
+from engram.domain.embedders import RETRIEVAL_MODEL, RetrievalChoice, RetrievalStatus
 from engram.domain.tenancy import TenantContext
 from engram.embedding import Embedders
-from engram.errors import NotFound
+from engram.errors import Forbidden, NotFound
 from engram.observability import metrics
 from engram.services.slices import ACTIVITY
 from engram.services.tenants import TenantService
 from engram.store import retrieval as store
+from engram.store import tenant_meta
 from engram.store.db import unreachable
 from engram.store.retrieval import Backlog
 
@@ -60,6 +60,7 @@ class RetrievalVectors:
         self._batch = batch
         self._on_outage = on_outage
         self._due: set[str] = set()  # schemas written to in this process since their last round
+        self._seen: dict[str, Backlog] = {}  # tenant -> its backlog when last looked at
         self._wake = asyncio.Event()
 
     def wake(self, schema: str) -> None:
@@ -95,13 +96,46 @@ class RetrievalVectors:
         return stored
 
     async def backlog(self, ctx: TenantContext) -> Backlog:
+        """What waits (nothing, for a tenant without the channel), also set in /metrics."""
         async with self._pool.acquire() as conn:
-            found = await store.backlog(conn, ctx.schema)
-        pending = found.pending if ctx.retrieval else 0
-        lag = (datetime.now(UTC) - found.oldest).total_seconds() if pending and found.oldest else 0.0
-        metrics.retrieval_backlog.labels(ctx.name).set(pending)
-        metrics.retrieval_lag.labels(ctx.name).set(max(0.0, lag))
+            found = await store.backlog(conn, ctx.schema) if ctx.retrieval else Backlog(0, None)
+        metrics.retrieval_backlog.labels(ctx.name).set(found.pending)
+        metrics.retrieval_lag.labels(ctx.name).set(found.lag_seconds())
+        self._seen[ctx.name] = found
         return found
+
+    def summary(self) -> dict[str, float]:
+        """Every tenant's backlog as last seen (no query: /readyz says it on every probe)."""
+        seen = list(self._seen.values())
+        return {
+            "pending": sum(b.pending for b in seen),
+            "lag_seconds": round(max((b.lag_seconds() for b in seen), default=0.0), 1),
+        }
+
+    async def status(self, ctx: TenantContext) -> RetrievalStatus:
+        async with self._pool.acquire() as conn:
+            chosen = await tenant_meta.read_retrieval_choice(conn, ctx.schema)
+        found = await self.backlog(ctx)
+        return RetrievalStatus(
+            model=RETRIEVAL_MODEL,
+            enabled=ctx.retrieval,
+            chosen=chosen,
+            pending=found.pending,
+            lag_seconds=round(found.lag_seconds(), 1),
+        )
+
+    async def choose(self, ctx: TenantContext, choice: RetrievalChoice) -> RetrievalStatus:
+        """The tenant turns the channel on or off, or back to the service's default. Turned off,
+        searches stop using it and no new vectors are made; the ones made stay, for turning it on
+        again. Needs the tenant's key (not a user's)."""
+        if ctx.user is not None:
+            raise Forbidden(f"a key acting for user {ctx.user!r} cannot change the tenant's channels", field="user_id")
+        async with self._pool.acquire() as conn:
+            await tenant_meta.write_retrieval_choice(conn, ctx.schema, choice.enabled)
+        self._tenants.forget(ctx.name)  # this process sees the choice at once, others within seconds
+        now = await self._tenants.resolve(ctx.name)
+        self.wake(now.schema)
+        return await self.status(now)
 
     async def requeue(self, ctx: TenantContext) -> int:
         """Every second vector of the tenant made again (after a model upgrade, or to check)."""

@@ -171,12 +171,13 @@ class SearchService:
                 else None
             )
             try:
-                embedding, keyword, sums = await asyncio.gather(
+                embedding, keyword, sums, prior = await asyncio.gather(
                     self._query_embedding(ctx, ctx.embedding_model, reading.text, request.filter.user_id),
                     self._keyword_query(ctx, query_tokens(reading.text)),
                     self._sums.of(ctx.schema, ctx.embedding_model),
+                    self._embedders.get(ctx.embedding_model).language_prior(),
                 )
-                query = Query(embedding, centre(embedding, guess_language(reading.text), sums))
+                query = Query(embedding, centre(embedding, guess_language(reading.text), sums, prior))
                 limit = max(s.candidates, top_k)
                 found = await self._candidates(ctx, request, reading, weights, query, second, keyword, limit)
                 if second is not None:
@@ -287,10 +288,12 @@ class SearchService:
 
     async def _second_query(self, ctx: TenantContext, text: str, user: str | None) -> Centring:
         """The query's vector of the retrieval model, centred on the means of the second vectors."""
-        embedding, sums = await asyncio.gather(
-            self._query_embedding(ctx, RETRIEVAL_MODEL, text, user), self._sums.of_retrieval(ctx.schema)
+        embedding, sums, prior = await asyncio.gather(
+            self._query_embedding(ctx, RETRIEVAL_MODEL, text, user),
+            self._sums.of_retrieval(ctx.schema),
+            self._embedders.get(RETRIEVAL_MODEL).language_prior(),
         )
-        return centre(embedding, guess_language(text), sums)
+        return centre(embedding, guess_language(text), sums, prior)
 
     def _record_access(self, ctx: TenantContext, hits: list[SearchHit]) -> list[SearchHit]:
         """Only what is returned counts as a use; the hits carry their counts with this use."""
@@ -400,10 +403,11 @@ class SearchService:
             return KeywordQuery(tokens=[], weights=[], match_tokens=[])
         stats = await self._token_statistics(ctx)
         if stats is not None and stats.documents > EXACT_COUNT_LIMIT:
-            return KeywordQuery.build(tokens, stats.documents, [stats.document_frequency(t) for t in tokens])
+            frequencies = [stats.document_frequency(t) for t in tokens]
+            return KeywordQuery.build(tokens, stats.documents, frequencies, self._settings.keyword_length_exponent)
         async with self._pool.acquire() as conn:
             documents, frequencies = await repo.token_frequencies(conn, ctx.schema, tokens, EXACT_COUNT_LIMIT)
-        return KeywordQuery.build(tokens, documents, frequencies)
+        return KeywordQuery.build(tokens, documents, frequencies, self._settings.keyword_length_exponent)
 
     async def _token_statistics(self, ctx: TenantContext) -> TokenStatistics | None:
         cached = self._statistics.get(ctx.schema)

@@ -51,8 +51,16 @@ Progress = Callable[[int], None]
 
 class TransferService:
     def __init__(
-        self, pool: asyncpg.Pool, embedders: Embedders, writes: WriteService, access: AccessLog, max_batch: int
+        self,
+        pool: asyncpg.Pool,
+        embedders: Embedders,
+        writes: WriteService,
+        access: AccessLog,
+        max_batch: int,
+        changed: Callable[[str], None] = lambda schema: None,
     ) -> None:
+        """``changed``: told when an import added memories (their second vectors wait for them)."""
+        self._changed = changed
         self._pool = pool
         self._access = access
         self._embedders = embedders
@@ -87,9 +95,12 @@ class TransferService:
             raise InvalidInput("the file is empty: nothing to import", field="file")
         number, data = first
         chosen = format or fmt.detect(data if isinstance(data, dict) else {"results": data})
-        if chosen == fmt.Format.engram:
-            return await self._import_engram(ctx, fmt.read_header(_object(data, number)), records, progress)
-        return await self._import_foreign(ctx, chosen, _chain(first, records), progress)
+        try:
+            if chosen == fmt.Format.engram:
+                return await self._import_engram(ctx, fmt.read_header(_object(data, number)), records, progress)
+            return await self._import_foreign(ctx, chosen, _chain(first, records), progress)
+        finally:  # what was committed before a bad line stays imported
+            self._changed(ctx.schema)
 
     async def _import_engram(
         self,

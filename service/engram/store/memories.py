@@ -15,7 +15,7 @@ from pgvector import Vector
 
 from engram.domain.centring import LANGUAGES, Centring
 from engram.domain.fusion import Similarity
-from engram.domain.keyword import MATCH_SCAN, KeywordQuery, TokenStatistics
+from engram.domain.keyword import LENGTH_PIVOT, MATCH_SCAN, KeywordQuery, TokenStatistics
 from engram.domain.models import HistoryEvent, HistoryRow, Layer, Memory, MemoryFilter, MemoryType, Status
 from engram.domain.search import ChannelHit
 from engram.domain.tokenize import to_tsquery_literal
@@ -532,17 +532,20 @@ async def token_statistics(conn: asyncpg.Connection, schema: str) -> TokenStatis
 async def keyword_candidates(
     conn: asyncpg.Connection, schema: str, query: KeywordQuery, f: MemoryFilter, limit: int
 ) -> list[ChannelHit]:
-    """Memories holding the query's rarest tokens; score = the share of the query's idf they hold.
-    At most MATCH_SCAN of the matches are scored: when even the rarest token is common (a query of
-    everyday words in a large tenant) the channel scores a sample, and the vector channel leads."""
+    """Memories holding the query's rarest tokens; score = the share of the query's idf they hold,
+    discounted for a long memory (domain/keyword.py length_factor). At most MATCH_SCAN of the
+    matches are scored: when even the rarest token is common (a query of everyday words in a large
+    tenant) the channel scores a sample, and the vector channel leads."""
     params = Params(query.tsquery, query.total_weight)
+    exponent = params.add(query.length_exponent)
+    length = f"least(1.0, power({LENGTH_PIVOT}.0 / greatest(length(m.search_tokens), 1), {exponent}::float8))"
     held = " + ".join(
         f"CASE WHEN m.search_tokens @@ {params.add(to_tsquery_literal([token]))}::tsquery "
         f"THEN {params.add(weight)}::float8 ELSE 0 END"
         for token, weight in zip(query.tokens, query.weights, strict=True)
     )
     records = await conn.fetch(
-        f"""SELECT m.id, ({held}) / $2 AS score
+        f"""SELECT m.id, ({held}) / $2 * {length} AS score
             FROM (SELECT x.id, x.search_tokens FROM {schema}.memories x
                   WHERE x.search_tokens @@ $1::tsquery AND {where(f, params, alias="x")}
                   LIMIT {params.add(MATCH_SCAN)}) AS m

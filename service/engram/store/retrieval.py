@@ -7,7 +7,7 @@ still the memory's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from uuid import UUID
 
 import asyncpg
@@ -31,6 +31,11 @@ class Backlog:
 
     pending: int
     oldest: datetime | None
+
+    def lag_seconds(self) -> float:
+        if not self.pending or self.oldest is None:
+            return 0.0
+        return max(0.0, (datetime.now(UTC) - self.oldest).total_seconds())
 
 
 async def waiting(conn: asyncpg.Connection, schema: str, limit: int) -> list[Waiting]:

@@ -97,3 +97,12 @@ async def read_retention(conn: asyncpg.Connection, schema: str) -> dict[str, Any
 
 async def write_retention(conn: asyncpg.Connection, schema: str, retention: dict[str, Any]) -> None:
     await conn.execute(f"UPDATE {schema}.meta SET retention = $1::jsonb", retention)
+
+
+async def read_retrieval_choice(conn: asyncpg.Connection, schema: str) -> bool | None:
+    """The tenant's choice of the second vector channel (None: the service's default)."""
+    return await conn.fetchval(f"SELECT retrieval_channel FROM {schema}.meta")
+
+
+async def write_retrieval_choice(conn: asyncpg.Connection, schema: str, enabled: bool | None) -> None:
+    await conn.execute(f"UPDATE {schema}.meta SET retrieval_channel = $1", enabled)

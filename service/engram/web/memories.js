@@ -31,8 +31,17 @@ function filterQuery() {
 
 // -- counts and timeline -------------------------------------------------------------------
 
+// The second vector channel: how far its vectors are behind the writes (memories are found meanwhile).
+function channelCaption(channel) {
+  if (!channel) return "";
+  if (!channel.enabled) return "second vectors: off";
+  if (!channel.pending) return "second vectors: up to date";
+  const wait = channel.lag_seconds < 90 ? `${Math.round(channel.lag_seconds)} s` : `${Math.round(channel.lag_seconds / 60)} min`;
+  return `second vectors: ${plural(channel.pending, "memory", "memories")} waiting (oldest ${wait})`;
+}
+
 async function loadCounts(asked) {
-  const counts = await api(statsPath());
+  const [counts, channel] = await Promise.all([api(statsPath()), api("/retrieval").catch(() => null)]);
   if (asked !== loads) return;
   const active = counts.by_status.active ?? 0;
   const stat = (value, text, attrs = {}) => el("button", { type: "button", class: "stat", ...attrs }, el("strong", {}, value), el("span", {}, text));
@@ -48,7 +57,9 @@ async function loadCounts(asked) {
     stat(counts.by_status.superseded ?? 0, "superseded", { "data-status": "superseded", on: { click: () => pickFilter({ status: "superseded", type: "" }) } }),
     stat(counts.by_status.forgotten ?? 0, "forgotten", { "data-status": "forgotten", on: { click: () => pickFilter({ status: "forgotten", type: "" }) } }),
     el("p", { class: "hint layers" }, el("span", { title: "Active memories by layer" }, `Layers: ${layers}`), " · ",
-      el("span", { id: "counts-scope" }, countsCaption())),
+      el("span", { id: "counts-scope" }, countsCaption()),
+      channel ? " · " : "",
+      el("span", { id: "retrieval-lag", title: "The retrieval model's vectors, made in the background after each write" }, channelCaption(channel))),
   );
 }
 

@@ -18,10 +18,11 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 async def readyz(engram: EngramDep) -> JSONResponse:
-    """The database answers; 503 otherwise."""
+    """The database answers; 503 otherwise. ``second_vectors``: the memories still waiting for their
+    second vector, over the tenants this process has looked at, and the oldest one's wait."""
     try:
         async with engram.pool.acquire(timeout=2) as conn:
             await conn.fetchval("SELECT 1")
     except Exception as exc:  # any failure means not ready
         return JSONResponse({"status": "unavailable", "detail": type(exc).__name__}, status_code=503)
-    return JSONResponse({"status": "ready"})
+    return JSONResponse({"status": "ready", "second_vectors": engram.retrieval.summary()})
