@@ -20,7 +20,7 @@ from typing import Any
 
 import snowballstemmer
 
-from engram.domain.identifiers import extract_identifiers
+from engram.domain.identifiers import extract_identifiers, query_identifiers
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9]+", re.ASCII)
@@ -51,7 +51,7 @@ def document_tokens(text: str) -> list[str]:
 def query_tokens(text: str) -> list[str]:
     """Distinct tokens of a query: Chinese by its words, the rest as in a document."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    out: list[str] = list(extract_identifiers(text))
+    out: list[str] = list(query_identifiers(text))
     for run in _CJK_RUN.findall(text):
         for word in segment(run):
             if word in ZH_QUESTION_WORDS or word in QUERY_STOPWORDS or (len(word) == 1 and word in ZH_STOPCHARS):

@@ -39,7 +39,7 @@ from engram.domain.fusion import (
     ordered_below_newer,
     prefer_layers,
 )
-from engram.domain.identifiers import extract_identifiers
+from engram.domain.identifiers import query_identifiers
 from engram.domain.keyword import MAX_QUERY_TOKENS, KeywordQuery, TokenStatistics
 from engram.domain.models import Layer, Memory, MemoryFilter
 from engram.domain.search import (
@@ -325,7 +325,7 @@ class SearchService:
             now = request.now or datetime.now(UTC)
             intent = time_intent(query, now if now.tzinfo else now.replace(tzinfo=UTC))
         text = intent.rest or query
-        return Reading(intent, text, extract_identifiers(text), rewritten, rewrite_ms)
+        return Reading(intent, text, query_identifiers(text), rewritten, rewrite_ms)
 
     async def _candidates(
         self,
