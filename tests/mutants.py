@@ -56,6 +56,11 @@ INSTANTS = ("tests/unit/test_instants.py",)
 INVISIBLE = ("tests/unit/test_invisible_matches.py",)
 OUTAGE_UNIT = ("tests/unit/test_outage_logs.py",)
 DATABASE_OUTAGE = ("tests/integration/test_outages.py", "-k", "thirty and database")
+# The second vector channel and recall as people type (issue 29).
+CHANNEL = ("tests/integration/test_retrieval_channel.py",)
+RETRIEVAL_STORE, RETRIEVAL_SERVICE = "service/engram/store/retrieval.py", "service/engram/services/retrieval.py"
+CHANNEL_MIGRATION = "service/engram/store/migrations/tenant/0013_retrieval_vectors.sql"
+IDENTIFIERS = ("tests/unit/test_identifiers.py", "tests/integration/test_identifier_forms.py")
 MUTANTS = [
     Mutant(
         "NetworkPolicy ingress open to every pod of every namespace",
@@ -1048,6 +1053,97 @@ MUTANTS = [
         "    if wanted is not None:",
         "    if False:",
         ADMISSION,
+    ),
+    Mutant(
+        "a second vector made from an older text is stored",
+        RETRIEVAL_STORE,
+        "AND m.content = d.content AND m.retrieval_embedding IS NULL",
+        "AND m.retrieval_embedding IS NULL",
+        CHANNEL,
+    ),
+    Mutant(
+        "a new content keeps the old second vector",
+        CHANNEL_MIGRATION,
+        "        NEW.retrieval_embedding := NULL;",
+        "        NULL;",
+        CHANNEL,
+    ),
+    Mutant(
+        "the second vectors' sums forget what is deleted",
+        CHANNEL_MIGRATION,
+        "    UPDATE {{schema}}.retrieval_sums s SET total = s.total - o.total, count = s.count - o.count",
+        "    UPDATE {{schema}}.retrieval_sums s SET total = s.total, count = s.count",
+        CHANNEL,
+    ),
+    Mutant(
+        "a tenant that turned the channel off still gets second vectors",
+        RETRIEVAL_SERVICE,
+        "        if not ctx.retrieval:\n            return 0",
+        "        if False:\n            return 0",
+        CHANNEL,
+    ),
+    Mutant(
+        "two processes work the same batch",
+        RETRIEVAL_SERVICE,
+        "                    break  # another process is working this tenant's queue",
+        "                    pass",
+        CHANNEL,
+    ),
+    Mutant(
+        "the second channel's evidence is not fused",
+        FUSION,
+        "        missed *= 1.0 - self.retrieval * clip(c.retrieval)\n",
+        "",
+        CHANNEL,
+    ),
+    Mutant(
+        "a memory with only second-vector evidence counts as context-only",
+        FUSION,
+        "    own = c.vector > 0 or c.retrieval > 0 or c.keyword > 0",
+        "    own = c.vector > 0 or c.keyword > 0",
+        ("tests/unit/test_fusion.py",),
+    ),
+    Mutant(
+        "e5's means shrink towards zero: every memory of a small tenant is evidence",
+        "service/engram/domain/centring.py",
+        "        lang: ((total + SHRINK * prior.get(lang, zero)) / (count + SHRINK)).astype(np.float32)",
+        "        lang: (total / (count + SHRINK)).astype(np.float32)",
+        ("tests/integration/test_mcp.py", "-k", "streamable_http_round_trip"),
+    ),
+    Mutant(
+        "a long memory's keyword evidence is not discounted",
+        "service/engram/store/memories.py",
+        'length = f"least(1.0, power({LENGTH_PIVOT}.0 / greatest(length(m.search_tokens), 1), {exponent}::float8))"',
+        'length = f"(1.0 + 0 * {exponent}::float8)"',
+        ("tests/integration/test_search.py", "-k", "long"),
+    ),
+    Mutant(
+        "a query asks for a code as typed, not its canonical form",
+        f"{DOMAIN}/identifiers.py",
+        '            found.append(token.replace("-", ""))',
+        "            found.append(token)",
+        IDENTIFIERS,
+    ),
+    Mutant(
+        "a spaced code is not joined",
+        f"{DOMAIN}/identifiers.py",
+        "        found.append(letters + digits)",
+        "        continue",
+        IDENTIFIERS,
+    ),
+    Mutant(
+        "a memory's own named time is not read from when it was said",
+        "service/engram/services/search.py",
+        "    return told is not None and told.start < window.end and window.start < told.end",
+        "    return False",
+        ("tests/integration/test_mention_time.py",),
+    ),
+    Mutant(
+        "a memory told soon after a window is treated as of another time",
+        FUSION,
+        "        return _scored(h, weights, time=after if h.id in told_after else factor)",
+        "        return _scored(h, weights, time=factor)",
+        ("tests/integration/test_mention_time.py",),
     ),
 ]
 

@@ -104,10 +104,14 @@ async def test_the_queue_outlives_the_process_that_wrote(engram, settings, boots
 async def test_two_processes_share_a_queue_without_doing_its_work_twice(engram, tenant, settings, bootstrapped):
     ctx, _ = tenant
     await engram.writes.write_batch(ctx, [NewMemory(content=f"The user visited city number {i}") for i in range(60)])
+    ours_embedded = engram.retrieval.embedded
     async with engram_session(settings, bootstrapped) as other:
         ours, theirs = await asyncio.gather(engram.retrieval.work(ctx), other.retrieval.work(ctx))
+        theirs_embedded = other.retrieval.embedded
+    before = engram.retrieval.embedded
     left = await engram.retrieval.work(ctx)  # one may have stopped early while the other held the lock
     assert ours + theirs + left == 60
+    assert before - ours_embedded + theirs_embedded == ours + theirs  # no batch was embedded twice
     assert (await engram.retrieval.status(ctx)).pending == 0
 
 

@@ -4,6 +4,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
+import pytest
 
 from engram.domain.fusion import relevance
 from engram.domain.models import Layer, MemoryFilter, MemoryType, NewMemory, Status
@@ -235,3 +236,19 @@ async def test_uses_are_counted_off_the_search_path_and_never_lost(engram, tenan
     offline.count(ctx.schema, [peanut])
     await offline.flush()  # the database is out of reach: nothing raised, nothing dropped
     assert offline.count(ctx.schema, [peanut]) == {peanut: 2}
+
+
+async def test_a_long_reply_does_not_win_keyword_evidence_for_being_long(engram, tenant):
+    """An assistant's long reply holds some words of most questions: beyond 48 distinct tokens a
+    memory keeps (48 / its tokens) ^ 0.5 of its keyword share, so the short answer that holds the
+    same words ranks first (domain/keyword.py)."""
+    ctx, _ = tenant
+    filler = " ".join(f"topic{i} thing{i} matter{i}" for i in range(120))
+    long_reply = f"assistant: Here are some thoughts about tea and your favourite drinks. {filler}"
+    answer = (await engram.writes.write(ctx, NewMemory(content="My favourite tea is jasmine"))).memory
+    reply = (await engram.writes.write(ctx, NewMemory(content=long_reply))).memory
+    result = await engram.search.search(ctx, SearchRequest(query="favourite tea", top_k=2, explain=True))
+    keyword = {h.id: h.score for h in result.explanation.candidates[Channel.keyword]}
+    assert keyword[answer.id] == pytest.approx(1.0)
+    assert keyword[reply.id] < 0.6 * keyword[answer.id]  # ~360 tokens: (48/360) ^ 0.5 = 0.37
+    assert result.hits[0].memory.id == answer.id

@@ -4,6 +4,7 @@ import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -245,18 +246,19 @@ def test_a_mark_whose_newer_memory_is_not_a_candidate_changes_nothing():
 @given(st.lists(st.tuples(unit, unit, unit), min_size=1, max_size=8), st.booleans())
 def test_a_memory_with_no_evidence_of_its_own_never_outranks_one_that_has_it(channels, window_named):
     """Context lent by neighbours may bring a memory in and order such memories among themselves,
-    never above a memory with vector, keyword, rule or time evidence of its own."""
+    never above a memory with vector, second-vector, keyword, rule or time evidence of its own."""
     memories = ids(len(channels))
+    both = W.model_copy(update={"retrieval": 0.8})
     fused = fuse(
-        sims({m: v for m, (v, _, _) in zip(memories, channels, strict=True)}),
+        {m: Similarity(v, v, r, r) for m, (v, _, r) in zip(memories, channels, strict=True)},
         [hit(m, k) for m, (_, k, _) in zip(memories, channels, strict=True) if k > 0],
         [],
-        W,
+        both,
     )
     lonely = ids(3)  # neighbours with nothing but context
     fused += [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in lonely]
     links = [Link(anchor, m, 1) for anchor, m in zip(memories, lonely, strict=False)]
-    ranked = evidence_first(add_context(fused, links, W), window_named)
+    ranked = evidence_first(add_context(fused, links, both), window_named)
     own = [h for h in ranked if has_evidence(h, window_named) and h.score > 0]
     borrowed = [h for h in ranked if not has_evidence(h, window_named)]
     if own:
@@ -269,3 +271,16 @@ def test_context_still_brings_a_neighbour_in_when_nothing_has_evidence_of_its_ow
     anchor, neighbour = ids(2)
     fused = [FusedHit(id=m, score=0.0, relevance=0.0, channels=ChannelScores()) for m in (anchor, neighbour)]
     assert evidence_first(fused) == fused
+
+
+def test_second_vector_evidence_is_evidence_of_its_own():
+    """A memory found by the second vector alone is never capped as a neighbour that only
+    borrows context: it keeps its score, and a neighbour's lent context stays below it."""
+    found, other, neighbour = ids(3)
+    both = W.model_copy(update={"retrieval": 0.8})
+    fused = fuse({found: Similarity(0.0, 0.0, 0.6, 0.6), other: Similarity(0.9, 0.9)}, [], [], both)
+    fused += [FusedHit(id=neighbour, score=0.0, relevance=0.0, channels=ChannelScores())]
+    ranked = {h.id: h for h in evidence_first(add_context(fused, [Link(other, neighbour, 1)], both))}
+    assert ranked[found].channels.retrieval == 0.6 and has_evidence(ranked[found])
+    assert ranked[found].standing == 1.0 and ranked[found].score == pytest.approx(0.48)
+    assert ranked[neighbour].score < ranked[found].score

@@ -37,6 +37,8 @@ def test_plain_words_are_not_identifiers():
         ("locker b-1234", ["b1234"]),
         ("订单１２３４５", ["12345"]),
         ("order 12345", ["12345"]),
+        ("ticket ABCD-1234", ["abcd1234"]),
+        ("part x1-y2-z3", ["x1y2z3"]),
         ("in 2024 we moved", ["2024"]),  # "in" is a word, not a prefix
         ("is 42 enough", []),
     ],

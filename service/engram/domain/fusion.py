@@ -232,12 +232,26 @@ def add_context(fused: list[FusedHit], links: list[Link], weights: Weights) -> l
     return best_first(out)
 
 
-def in_time(fused: list[FusedHit], inside: set[UUID], outside_factor: float, weights: Weights) -> list[FusedHit]:
+def in_time(
+    fused: list[FusedHit],
+    inside: set[UUID],
+    outside_factor: float,
+    weights: Weights,
+    told_after: Collection[UUID] = frozenset(),
+) -> list[FusedHit]:
     """The query named a time: memories of other times keep ``outside_factor`` of their score, so a
     memory of that time comes first among equally good matches, and an irrelevant one of that time
-    does not jump ahead of a relevant one (a window is evidence, not a filter)."""
+    does not jump ahead of a relevant one (a window is evidence, not a filter). One said soon after
+    the window (``told_after``) may tell of it: it keeps half the difference more."""
     factor = clip(outside_factor)
-    return best_first(h if h.id in inside else _scored(h, weights, time=factor) for h in fused)
+    after = (1.0 + factor) / 2
+
+    def timed(h: FusedHit) -> FusedHit:
+        if h.id in inside:
+            return h
+        return _scored(h, weights, time=after if h.id in told_after else factor)
+
+    return best_first(timed(h) for h in fused)
 
 
 def prefer_layers(fused: list[FusedHit], layers: dict[UUID, str], preference: dict[str, float]) -> list[FusedHit]:

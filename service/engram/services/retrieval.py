@@ -61,6 +61,7 @@ class RetrievalVectors:
         self._on_outage = on_outage
         self._due: set[str] = set()  # schemas written to in this process since their last round
         self._seen: dict[str, Backlog] = {}  # tenant -> its backlog when last looked at
+        self.embedded = 0  # texts this process embedded (one embedded twice shows as waste)
         self._wake = asyncio.Event()
 
     def wake(self, schema: str) -> None:
@@ -86,6 +87,7 @@ class RetrievalVectors:
                     if not batch:
                         break
                     vectors = await embedder.embed_when_idle([w.content for w in batch])
+                    self.embedded += len(batch)
                     done = await store.store(conn, ctx.schema, list(zip(batch, vectors, strict=True)))
                 finally:
                     await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", lock)

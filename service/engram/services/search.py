@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 import asyncpg
@@ -50,7 +50,7 @@ from engram.domain.search import (
     SearchResult,
     TimeFilter,
 )
-from engram.domain.temporal import TimeIntent, time_intent
+from engram.domain.temporal import TimeIntent, TimeWindow, time_intent
 from engram.domain.tenancy import TenantContext
 from engram.domain.text import guess_language, is_conversation
 from engram.domain.tokenize import query_tokens
@@ -79,6 +79,30 @@ MARK_CHAIN = 3
 def happened(memory: Memory) -> datetime:
     """When the memory's fact took place: its occurred_at, or its creation when unknown."""
     return memory.occurred_at or memory.created_at
+
+
+# A memory said this long after a time the query names may tell of it ("I cleaned my sneakers last
+# month", said in a session dated after that month): it is not taken for a memory of another time.
+TOLD_AFTER = timedelta(days=60)
+
+
+def of_the_time(memory: Memory, window: TimeWindow) -> bool:
+    """The memory is of the window's time: it happened then, or its text names a time (read from
+    when it was said: a session's date is when a thing was said) that meets the window."""
+    when = happened(memory)
+    if window.start <= when < window.end:
+        return True
+    told = time_intent(memory.content[:MENTION_CHARS], when if when.tzinfo else when.replace(tzinfo=UTC)).window
+    return told is not None and told.start < window.end and window.start < told.end
+
+
+def told_after_it(memory: Memory, window: TimeWindow) -> bool:
+    """Said after the window, soon enough to be telling of it."""
+    return window.end <= happened(memory) < window.end + TOLD_AFTER
+
+
+# The start of a memory read for a time it names (a long reply's first mention is enough).
+MENTION_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -259,8 +283,9 @@ class SearchService:
                 fused = best_first([*fused, *fused_of(added)])
         window = reading.intent.window
         if window is not None:
-            inside = {i for i, (m, _) in rows.items() if window.start <= happened(m) < window.end}
-            fused = in_time(fused, inside, s.outside_window, weights)
+            inside = {i for i, (m, _) in rows.items() if of_the_time(m, window)}
+            told_after = {i for i, (m, _) in rows.items() if i not in inside and told_after_it(m, window)}
+            fused = in_time(fused, inside, s.outside_window, weights, told_after)
         fused = prefer_layers(fused, {i: m.layer.value for i, (m, _) in rows.items()}, self._layer_weights)
         newer_of = {i: m.newer for i, (m, _) in rows.items() if m.newer is not None}
         fused = below_newer(fused, newer_of, weights)

@@ -1,0 +1,36 @@
+"""A session's date is when a thing was said, not when it happened (services/search.py
+of_the_time): a memory whose text names its own time is of that time, read from when it was said;
+one said soon after a time the query names may tell of it and keeps more of its score than one of
+another time; a time window is a preference, never a cut."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from engram.domain.models import NewMemory
+from engram.domain.search import SearchRequest
+
+NOW = datetime(2026, 12, 7, 12, tzinfo=UTC)
+
+
+async def test_a_memory_is_of_the_time_its_text_names_from_when_it_was_said(engram, tenant):
+    ctx, _ = tenant
+    said = {
+        "told": ("I finally cleaned my white sneakers last month", datetime(2026, 11, 15, tzinfo=UTC)),
+        "soon after": ("My sneakers look new again after the cleaning", datetime(2026, 11, 20, tzinfo=UTC)),
+        "long before": ("I cleaned my sneakers before the summer trip", datetime(2026, 5, 2, tzinfo=UTC)),
+    }
+    ids = {}
+    for name, (content, when) in said.items():
+        written = await engram.writes.write(ctx, NewMemory(content=content, occurred_at=when))
+        ids[written.memory.id] = name
+    result = await engram.search.search(
+        ctx, SearchRequest(query="when did I clean my sneakers in October", top_k=3, now=NOW, explain=True)
+    )
+    assert result.explanation.time_window is not None  # October 2026
+    fused = {ids[h.id]: h for h in result.explanation.fused if h.id in ids}
+    assert fused["told"].time == 1.0  # "last month", said in November: October
+    assert fused["long before"].time == 0.5  # the shipped outside_window
+    assert fused["soon after"].time == 0.75  # may tell of it: half the difference more
+    assert ids[result.hits[0].memory.id] == "told"
+    assert {ids[h.memory.id] for h in result.hits} == set(said)  # a preference, not a cut
