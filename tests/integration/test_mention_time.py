@@ -34,3 +34,18 @@ async def test_a_memory_is_of_the_time_its_text_names_from_when_it_was_said(engr
     assert fused["soon after"].time == 0.75  # may tell of it: half the difference more
     assert ids[result.hits[0].memory.id] == "told"
     assert {ids[h.memory.id] for h in result.hits} == set(said)  # a preference, not a cut
+
+
+async def test_when_did_i_last_means_the_last_past_time_not_a_plan(engram, tenant):
+    ctx, _ = tenant
+    said = {
+        "may": ("I went to the dentist for a cleaning", datetime(2026, 5, 10, tzinfo=UTC)),
+        "september": ("I went to the dentist about my tooth", datetime(2026, 9, 1, tzinfo=UTC)),
+        "plan": ("I have a dentist appointment on Thursday", datetime(2026, 12, 10, tzinfo=UTC)),
+    }
+    ids = {}
+    for name, (content, when) in said.items():
+        ids[(await engram.writes.write(ctx, NewMemory(content=content, occurred_at=when))).memory.id] = name
+    for query in ("when did I last go to the dentist", "我上次去看牙医是什么时候"):
+        result = await engram.search.search(ctx, SearchRequest(query=query, top_k=3, now=NOW))
+        assert ids[result.hits[0].memory.id] == "september", query

@@ -371,11 +371,15 @@ def latest_first(fused: list[FusedHit], times: dict[UUID, datetime], ratio: floa
     if not fused:
         return []
     best = max(h.score for h in fused)
-    best_vector = max(h.channels.vector for h in fused)
+
+    def meaning(h: FusedHit) -> float:  # either vector channel's evidence
+        return max(h.channels.vector, h.channels.retrieval)
+
+    best_vector = max(meaning(h) for h in fused)
     matches = [
         h
         for h in fused
-        if h.id in times and (h.score >= ratio * best or (best_vector > 0 and h.channels.vector >= ratio * best_vector))
+        if h.id in times and (h.score >= ratio * best or (best_vector > 0 and meaning(h) >= ratio * best_vector))
     ]
     matches.sort(key=lambda h: (times[h.id], h.score), reverse=True)
     chosen = {h.id for h in matches}

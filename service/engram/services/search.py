@@ -292,7 +292,11 @@ class SearchService:
         fused = evidence_first(fused, window_named=window is not None)
         kept = cut(fused, s.cut_ratio, s.min_score)
         if reading.intent.recent:
-            kept = latest_first(kept, {i: happened(m) for i, (m, _) in rows.items()}, s.recent_ratio)
+            # "when did I last..." asks for the last past time: a plan for tomorrow is not it.
+            asked = request.now or datetime.now(UTC)
+            asked = asked if asked.tzinfo else asked.replace(tzinfo=UTC)
+            past = {i: happened(m) for i, (m, _) in rows.items() if happened(m) <= asked}
+            kept = latest_first(kept, past, s.recent_ratio)
         kept = ordered_below_newer(kept, newer_of)
         return Ranking(fused=fused, top=kept[:top_k], rows=rows)
 
