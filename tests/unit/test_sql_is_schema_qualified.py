@@ -24,6 +24,7 @@ NOT_TABLES = {
     "select",
     "unnest",
     "jsonb_each",  # set-returning functions, like unnest
+    "regexp_matches",
     "lateral",
     "of",
     "set",
