@@ -172,7 +172,9 @@ async def open_engram(settings: Settings, dsn: str, *, check: bool = True) -> En
     thresholds = functools.cache(functools.partial(thresholds_for, settings))
     judge = build_judge(settings)
     sums = LanguageSums(pool)
-    retrieval = RetrievalVectors(pool, tenants, embedders, settings.tenant, on_outage=database.began)
+    retrieval = RetrievalVectors(
+        pool, tenants, embedders, settings.tenant, preload=settings.retrieval_channel, on_outage=database.began
+    )
 
     def changed(schema: str) -> None:
         sums.changed(schema)

@@ -22,12 +22,12 @@ class RetrievalSettings(BaseModel):
 
     # How much full evidence of each channel is worth alone, 0..1 (the channels are combined as a
     # noisy OR). Chosen by `engram eval --grid --split dev` (docs/benchmarks.md).
-    vector_weight: float = Field(0.5, ge=0, le=1)
+    vector_weight: float = Field(0.3, ge=0, le=1)
     # The second vector channel (the retrieval model's vectors, where a memory has one yet).
-    retrieval_weight: float = Field(0.8, ge=0, le=1)
-    keyword_weight: float = Field(0.7, ge=0, le=1)
+    retrieval_weight: float = Field(1.0, ge=0, le=1)
+    keyword_weight: float = Field(0.4, ge=0, le=1)
     # A long memory keeps (48 / its distinct tokens) ^ this of its keyword evidence (domain/keyword.py).
-    keyword_length_exponent: float = Field(0.5, ge=0, le=2)
+    keyword_length_exponent: float = Field(1.0, ge=0, le=2)
     rule_weight: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(20, ge=1, le=200, description="candidates per channel")
     default_top_k: int = Field(5, ge=1)

@@ -165,3 +165,18 @@ async def test_the_service_catches_up_by_itself_and_says_how_far_behind_it_is(se
     async with tenant_api(service, ctx.name, user_key) as as_user:
         refused = await as_user.put("/retrieval", json={"enabled": False})
         assert refused.status_code == 403
+
+
+async def test_a_search_does_not_wait_for_the_retrieval_model_to_load(engram, tenant, settings, bootstrapped):
+    """Compiling the model takes seconds once a process: searches meanwhile go without the
+    channel (never blocked), and use it once it is loaded."""
+    ctx, _ = tenant
+    written = await engram.writes.write(ctx, NewMemory(content="The user rides a red Gazelle bike to the office"))
+    await engram.retrieval.work(ctx)
+    async with engram_session(settings.model_copy(update={"retrieval_channel": False}), bootstrapped) as fresh:
+        assert fresh.embedders.ready(RETRIEVAL_MODEL) is None  # not loaded: loading starts now
+        first = await explained(fresh, ctx)
+        assert first.candidates[Channel.retrieval] == [] and first.fused[0].id == written.memory.id
+        await fresh.embedders.load(RETRIEVAL_MODEL)
+        later = await explained(fresh, ctx)
+        assert [h.id for h in later.candidates[Channel.retrieval]] == [written.memory.id]

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
+from engram.domain.embedders import RETRIEVAL_MODEL
 from engram.domain.fusion import relevance
 from engram.domain.models import Layer, MemoryFilter, MemoryType, NewMemory, Status
 from engram.domain.search import Channel, SearchRequest
@@ -153,6 +154,7 @@ async def test_query_embeddings_are_cached(engram, tenant):
     """Both of a query's vectors (the tenant's model and the retrieval model) are cached."""
     ctx, _ = tenant
     assert ctx.retrieval
+    await engram.embedders.load(RETRIEVAL_MODEL)  # a search does not wait for it to load
     await seed(engram, ctx)
     before = engram.cache.hits
     await engram.search.search(ctx, SearchRequest(query="a query asked twice"))

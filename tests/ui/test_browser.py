@@ -7,6 +7,8 @@ sentences; a wrong key sees nothing. Screenshots of the main pages go to test-ar
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from playwright.async_api import expect
@@ -85,6 +87,8 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     await expect(page.locator("#counts [data-type=preference] strong")).to_have_text("2")
     await expect(page.locator("#counts [data-type=task] strong")).to_have_text("0")
     await expect(page.locator("#counts")).to_contain_text("Layers: long term 3")  # "task 0" once, as a type
+    # The second vectors of the four memories: waiting, or made by the service's worker already.
+    await expect(page.locator("#retrieval-lag")).to_contain_text(re.compile(r"second vectors: (up to date|\d+ memor)"))
     await expect(page.locator("#timeline .timeline-bar")).to_have_count(1)
     assert key not in page.url
     await fits_the_screen(page)

@@ -86,7 +86,7 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
             if lifecycle.scheduler_enabled
             else None
         )
-        second_vectors = asyncio.create_task(engram.retrieval.run_forever())
+        second_vectors = asyncio.create_task(engram.retrieval.run_forever())  # loads its model on a thread
         try:
             # A mounted app's lifespan never runs: the MCP session manager is run from here.
             async with mcp_server.session_manager.run():

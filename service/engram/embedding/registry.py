@@ -1,7 +1,15 @@
 """Embedders by model id: the configured one, and any other a tenant's vectors were made with
-(a tenant switches model when `engram reindex` finishes, while the service keeps running)."""
+(a tenant switches model when `engram reindex` finishes, while the service keeps running), or
+the second vector channel needs.
+
+Loading a bundled model compiles its graph (seconds of CPU): ``load`` does it on a thread, once,
+so the event loop never stops for it; ``ready`` answers only with a model already loaded, for a
+search that must not wait (the second channel sits a search out while its model loads)."""
 
 from __future__ import annotations
+
+import asyncio
+import threading
 
 from engram.embedding.base import Embedder
 from engram.embedding.factory import build_embedder
@@ -13,12 +21,30 @@ class Embedders:
         self._settings = settings
         self.default = default
         self._loaded: dict[str, Embedder] = {default.model_id: default}
+        self._lock = threading.Lock()
+        self._loading: dict[str, asyncio.Future[Embedder]] = {}
 
     def get(self, model_id: str) -> Embedder:
-        if model_id not in self._loaded:
-            self._loaded[model_id] = build_embedder(self._settings, model_id)
-        return self._loaded[model_id]
+        """The model, loaded now if it is not yet (in the calling thread: see ``load``)."""
+        with self._lock:
+            if model_id not in self._loaded:
+                self._loaded[model_id] = build_embedder(self._settings, model_id)
+            return self._loaded[model_id]
+
+    async def load(self, model_id: str) -> Embedder:
+        """The model, loaded on a thread if it is not yet."""
+        found = self._loaded.get(model_id)
+        return found if found is not None else await asyncio.to_thread(self.get, model_id)
+
+    def ready(self, model_id: str) -> Embedder | None:
+        """The model if it is loaded; else None, and it starts loading in the background."""
+        found = self._loaded.get(model_id)
+        if found is None and model_id not in self._loading:
+            self._loading[model_id] = asyncio.ensure_future(self.load(model_id))
+        return found
 
     def close(self) -> None:
+        for pending in self._loading.values():
+            pending.cancel()
         for embedder in self._loaded.values():
             embedder.close()

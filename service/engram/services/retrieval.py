@@ -50,6 +50,7 @@ class RetrievalVectors:
         tenants: TenantService,
         embedders: Embedders,
         only: str | None = None,
+        preload: bool = False,
         batch: int = BATCH,
         on_outage: Callable[[BaseException], None] = lambda exc: None,
     ) -> None:
@@ -57,6 +58,7 @@ class RetrievalVectors:
         self._tenants = tenants
         self._embedders = embedders
         self._only = only  # the one tenant this process serves, if so
+        self._preload = preload  # the service's default is on: the model is loaded at start
         self._batch = batch
         self._on_outage = on_outage
         self._due: set[str] = set()  # schemas written to in this process since their last round
@@ -74,7 +76,7 @@ class RetrievalVectors:
         wait (or ``budget`` are stored); returns how many were stored."""
         if not ctx.retrieval:
             return 0
-        embedder = self._embedders.get(RETRIEVAL_MODEL)
+        embedder = await self._embedders.load(RETRIEVAL_MODEL)
         stored = 0
         while budget is None or stored < budget:
             await _let_requests_pass()
@@ -147,6 +149,8 @@ class RetrievalVectors:
         return queued
 
     async def run_forever(self) -> None:
+        if self._preload:
+            await self._embedders.load(RETRIEVAL_MODEL)  # on a thread; searches go without it meanwhile
         swept = 0.0
         while True:
             try:

@@ -189,9 +189,10 @@ class SearchService:
             found, ranking = NO_CANDIDATES, await self._by_time(ctx, request, reading, top_k)
         else:
             # The retrieval model's query vector is made while the other channels look.
+            # Its model may still be loading (seconds, once a process): this search goes without.
             second = (
                 asyncio.ensure_future(self._second_query(ctx, reading.text, request.filter.user_id))
-                if ctx.retrieval and weights.retrieval > 0
+                if ctx.retrieval and weights.retrieval > 0 and self._embedders.ready(RETRIEVAL_MODEL)
                 else None
             )
             try:
@@ -320,7 +321,7 @@ class SearchService:
         embedding, sums, prior = await asyncio.gather(
             self._query_embedding(ctx, RETRIEVAL_MODEL, text, user),
             self._sums.of_retrieval(ctx.schema),
-            self._embedders.get(RETRIEVAL_MODEL).language_prior(),
+            (await self._embedders.load(RETRIEVAL_MODEL)).language_prior(),
         )
         return centre(embedding, guess_language(text), sums, prior)
 
