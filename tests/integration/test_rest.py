@@ -22,7 +22,7 @@ async def test_health_readiness_and_openapi(service):
     async with httpx.AsyncClient(base_url=service.url) as client:
         assert (await client.get("/healthz")).json() == {"status": "ok"}
         ready = (await client.get("/readyz")).json()
-        assert ready["status"] == "ready" and set(ready["second_vectors"]) == {"pending", "lag_seconds"}
+        assert ready["status"] == "ready" and set(ready["second_vectors"]) == {"pending", "lag_seconds", "model_loaded"}
         spec = (await client.get("/openapi.json")).json()
     assert "/t/{tenant}/v1/search" in spec["paths"] and "/t/{tenant}/v1/memories" in spec["paths"]
 

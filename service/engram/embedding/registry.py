@@ -36,6 +36,9 @@ class Embedders:
         found = self._loaded.get(model_id)
         return found if found is not None else await asyncio.to_thread(self.get, model_id)
 
+    def is_loaded(self, model_id: str) -> bool:
+        return model_id in self._loaded
+
     def ready(self, model_id: str) -> Embedder | None:
         """The model if it is loaded; else None, and it starts loading in the background."""
         found = self._loaded.get(model_id)

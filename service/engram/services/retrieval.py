@@ -5,8 +5,11 @@ The queue is the memories table itself (a NULL second vector, store/retrieval.py
 restarts and crashes and sees imports and restores like any write. Every process that serves a
 tenant works its queue; a per-tenant advisory lock keeps two processes off the same batch, and a
 vector is stored only if its memory still holds the text it was made from. The model runs on a
-thread of the lowest priority (embedding/base.py embed_when_idle), and the worker waits a moment
-while requests are being served: under load its lag grows, not the requests' latency.
+thread of the lowest priority (embedding/base.py embed_when_idle), but a thread's priority does
+not reach PostgreSQL (Linux groups a session's processes: another session's database backends
+share the CPU with this process as a whole), so the worker also waits while requests are being
+served, a small batch at a time: under load its lag grows, not the requests' latency, and a
+sustained load defers it up to DEFER_LIMIT.
 
 A write in this process wakes the worker for its tenant; every SWEEP_SECONDS it also looks at every
 tenant (another process's writes, an import, a crash's leftovers). Until a memory has its second
@@ -37,10 +40,11 @@ from engram.store.retrieval import Backlog
 
 log = logging.getLogger(__name__)
 
-BATCH = 16  # memories embedded at a time: a request waits at most one batch's model call
+BATCH = 16  # memories embedded at a time: a request that arrives meanwhile shares the CPU this long
 SWEEP_SECONDS = 30.0  # every tenant looked at, at least this often
-BUSY_WAIT_SECONDS = 0.005  # while requests are in flight, the worker waits in steps of this...
-BUSY_WAIT_LIMIT = 0.25  # ...for at most this long before a batch, so it never stops for good
+QUIET_SECONDS = 0.05  # a batch starts once no request was served for this long...
+POLL_SECONDS = 0.01
+DEFER_LIMIT = 30.0  # ...or after this long, so a steady load defers it but never stops it
 
 
 class RetrievalVectors:
@@ -108,12 +112,14 @@ class RetrievalVectors:
         self._seen[ctx.name] = found
         return found
 
-    def summary(self) -> dict[str, float]:
-        """Every tenant's backlog as last seen (no query: /readyz says it on every probe)."""
+    def summary(self) -> dict[str, float | bool]:
+        """Every tenant's backlog as last seen (no query: /readyz says it on every probe), and
+        whether the model is loaded (searches use the channel once it is)."""
         seen = list(self._seen.values())
         return {
             "pending": sum(b.pending for b in seen),
             "lag_seconds": round(max((b.lag_seconds() for b in seen), default=0.0), 1),
+            "model_loaded": self._embedders.is_loaded(RETRIEVAL_MODEL),
         }
 
     async def status(self, ctx: TenantContext) -> RetrievalStatus:
@@ -158,6 +164,7 @@ class RetrievalVectors:
                     await self._round(await self._every_tenant())
                     swept = time.monotonic()
                 elif self._due:
+                    await _let_requests_pass()  # the writes that woke it first, and a batch of them
                     due, self._due = self._due, set()
                     await self._round([c for c in await self._every_tenant() if c.schema in due])
                 else:
@@ -197,7 +204,7 @@ class RetrievalVectors:
 
 
 async def _let_requests_pass() -> None:
-    waited = 0.0
-    while ACTIVITY.others_waiting() and waited < BUSY_WAIT_LIMIT:
-        await asyncio.sleep(BUSY_WAIT_SECONDS)
-        waited += BUSY_WAIT_SECONDS
+    """Wait until no request was served for a moment (polled: the requests may be another loop's)."""
+    deadline = time.monotonic() + DEFER_LIMIT
+    while not ACTIVITY.quiet_for(QUIET_SECONDS) and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(POLL_SECONDS)

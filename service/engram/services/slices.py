@@ -30,17 +30,20 @@ class Activity:
 
     def __init__(self) -> None:
         self._serving: set[_Request] = set()
+        self._last = 0.0  # when a request last began or ended (monotonic)
 
     @contextlib.contextmanager
     def request(self) -> Iterator[None]:
         request = _Request()
         self._serving.add(request)
+        self._last = time.monotonic()
         token = _current.set(request)
         try:
             yield
         finally:
             _current.reset(token)
             self._serving.discard(request)
+            self._last = time.monotonic()
 
     def mark_bulk(self) -> None:
         request = _current.get()
@@ -50,6 +53,11 @@ class Activity:
     def others_waiting(self) -> bool:
         """Whether a request that is not bulk work is being served."""
         return any(not r.bulk for r in self._serving)
+
+    def quiet_for(self, seconds: float) -> bool:
+        """No request but bulk work is being served, and none began or ended for ``seconds``:
+        a client sending one request after another leaves gaps of a millisecond, not this."""
+        return not self.others_waiting() and time.monotonic() - self._last >= seconds
 
 
 ACTIVITY = Activity()

@@ -19,7 +19,8 @@ async def healthz() -> dict[str, str]:
 @router.get("/readyz")
 async def readyz(engram: EngramDep) -> JSONResponse:
     """The database answers; 503 otherwise. ``second_vectors``: the memories still waiting for their
-    second vector, over the tenants this process has looked at, and the oldest one's wait."""
+    second vector, over the tenants this process has looked at, the oldest one's wait, and whether
+    the retrieval model is loaded yet (seconds after a start; searches go without it meanwhile)."""
     try:
         async with engram.pool.acquire(timeout=2) as conn:
             await conn.fetchval("SELECT 1")
