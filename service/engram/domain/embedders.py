@@ -3,7 +3,7 @@ operator sizes a tenant's schema from it without loading a model); the second ve
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 BUNDLED_DIMENSIONS = {"use-multilingual-v3": 512, "multilingual-e5-small": 384}
 
@@ -22,7 +22,7 @@ def retrieval_channel(tenant_model: str, chosen: bool | None, service_default: b
 class RetrievalChoice(BaseModel):
     """A tenant's choice of the second vector channel."""
 
-    enabled: bool | None = Field(
+    enabled: StrictBool | None = Field(
         description="true or false decides for this tenant; null follows the service (ENGRAM_RETRIEVAL_CHANNEL)"
     )
 

@@ -95,14 +95,14 @@ IDLE_NICENESS = 19
 
 
 def _background() -> None:
-    _lower_priority(BACKGROUND_NICENESS)
+    lower_priority(BACKGROUND_NICENESS)
 
 
 def _idle() -> None:
-    _lower_priority(IDLE_NICENESS)
+    lower_priority(IDLE_NICENESS)
 
 
-def _lower_priority(niceness: int) -> None:
+def lower_priority(niceness: int) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux lowers one thread; elsewhere, nothing
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
-from engram.embedding.base import Embedder
+from engram.embedding.base import IDLE_NICENESS, Embedder, lower_priority
 from engram.embedding.factory import build_embedder
 from engram.settings import Settings
 
@@ -22,11 +23,17 @@ class Embedders:
         self.default = default
         self._loaded: dict[str, Embedder] = {default.model_id: default}
         self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}
         self._loading: dict[str, asyncio.Future[Embedder]] = {}
 
     def get(self, model_id: str) -> Embedder:
         """The model, loaded now if it is not yet (in the calling thread: see ``load``)."""
+        found = self._loaded.get(model_id)
+        if found is not None:  # no lock: another model compiling must not stop this caller
+            return found
         with self._lock:
+            building = self._building.setdefault(model_id, threading.Lock())
+        with building:  # one build per model; other models' callers go on
             if model_id not in self._loaded:
                 self._loaded[model_id] = build_embedder(self._settings, model_id)
             return self._loaded[model_id]
@@ -34,7 +41,15 @@ class Embedders:
     async def load(self, model_id: str) -> Embedder:
         """The model, loaded on a thread if it is not yet."""
         found = self._loaded.get(model_id)
-        return found if found is not None else await asyncio.to_thread(self.get, model_id)
+        if found is not None:
+            return found
+        # Compiling is work nobody waits for: on a thread of its own at the lowest priority, so
+        # the first requests of a service just started are not slowed by it.
+        compiler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-load", initializer=_idle)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(compiler, self.get, model_id)
+        finally:
+            compiler.shutdown(wait=False)
 
     def is_loaded(self, model_id: str) -> bool:
         return model_id in self._loaded
@@ -51,3 +66,7 @@ class Embedders:
             pending.cancel()
         for embedder in self._loaded.values():
             embedder.close()
+
+
+def _idle() -> None:
+    lower_priority(IDLE_NICENESS)
