@@ -14,21 +14,17 @@ import json
 import os
 import random
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import httpx
 
 from benchmarks import realistic
+from benchmarks.serving import own_database, serving
 from benchmarks.stats import p50_p95_p99
 from engram.domain.models import NewMemory
-from engram.runtime import bootstrap_database, open_engram
+from engram.runtime import open_engram
 from engram.settings import Settings
-from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
 
 BAR = 3.0
 Abuse = Callable[[str, str, str, asyncio.Event], Awaitable[int]]  # url, tenant, key, stop -> requests sent
@@ -208,32 +204,14 @@ def main() -> None:
     args = parser.parse_args()
     if reason := realistic.missing():
         raise SystemExit(f"the abuse bench needs the evaluation sets for its realistic text: {reason}")
-    root = Path(tempfile.mkdtemp(prefix="engram-abuse-"))
-    root.chmod(0o755)
-    server = EmbeddedPostgres(root)
-    server.start()
-    service = None
-    try:
-        dsn = server.dsn(via_socket=True)
-        settings = Settings(database_url=dsn)
-        asyncio.run(bootstrap_database(dsn, settings.environment))
-        victim_of, abuser = asyncio.run(seed(settings, dsn, args.memories))
-        port = _free_port()
-        env = {**os.environ, "ENGRAM_DATABASE_URL": dsn, "ENGRAM_PORT": str(port), "ENGRAM_LOG_LEVEL": "error"}
-        service = subprocess.Popen([sys.executable, "-m", "engram", "serve"], env=env, stdout=subprocess.DEVNULL)
-        wait_for_port("127.0.0.1", port, timeout=120)
-        questions = realistic.questions("en")
-        print(f"engram abuse bench: {os.cpu_count()} cores, {args.memories} memories, {args.seconds:g} s windows")
-        failures = asyncio.run(
-            measure(f"http://127.0.0.1:{port}", victim_of, abuser, args.seconds, questions, args.only)
-        )
+    with own_database("engram-abuse-") as dsn:
+        victim_of, abuser = asyncio.run(seed(Settings(database_url=dsn), dsn, args.memories))
+        with serving(dsn) as url:
+            questions = realistic.questions("en")
+            print(f"engram abuse bench: {os.cpu_count()} cores, {args.memories} memories, {args.seconds:g} s windows")
+            failures = asyncio.run(measure(url, victim_of, abuser, args.seconds, questions, args.only))
         tried = sum(args.only in label for label, _ in ABUSES)
         print(f"\n{tried - failures} of {tried} abuses kept the victim's p95 under {BAR:g}x its baseline")
-    finally:
-        if service is not None:
-            service.terminate()
-            service.wait(timeout=30)
-        server.stop()
 
 
 if __name__ == "__main__":

@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 
 from benchmarks import realistic
 from benchmarks.load import Workload, open_loop
+from benchmarks.serving import own_database, serving
 from benchmarks.stats import p50_p95_p99
 from engram.embedding.bundled import E5Small
-from engram.runtime import bootstrap_database, open_engram
+from engram.runtime import open_engram
 from engram.settings import Settings
-from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
 
 BATCH = 100
 TURN_WORDS = 120
@@ -117,25 +112,11 @@ def query_cost(count: int = 300) -> str:
     return f"{p50:.1f}/{p95:.1f}/{p99:.1f} ms"
 
 
-def serve(dsn: str, channel: bool) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "ENGRAM_DATABASE_URL": dsn,
-        "ENGRAM_PORT": str(port),
-        "ENGRAM_RETRIEVAL_CHANNEL": str(channel).lower(),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "engram", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    wait_for_port("127.0.0.1", port, timeout=120)
-    url = f"http://127.0.0.1:{port}"
+def wait_for_the_model(url: str) -> None:
+    """Its model compiles after a start: the writes are not timed against that."""
     deadline = time.monotonic() + 120
-    while channel and time.monotonic() < deadline:  # its model compiles after start: not timed
-        if httpx.get(f"{url}/readyz").json()["second_vectors"]["model_loaded"]:
-            break
+    while time.monotonic() < deadline and not httpx.get(f"{url}/readyz").json()["second_vectors"]["model_loaded"]:
         time.sleep(0.5)
-    return process, url
 
 
 async def new_tenant(dsn: str, name: str) -> str:
@@ -156,28 +137,18 @@ def main() -> None:
     args.rates = [int(r) for r in args.rates.split(",") if r]
     if reason := realistic.missing():
         raise SystemExit(f"skipped: {reason}")
-    root = Path(tempfile.mkdtemp(prefix="engram-second-"))
-    root.chmod(0o755)
-    server = EmbeddedPostgres(root)
-    server.start()
     results: dict[str, dict[str, str]] = {}
-    try:
-        dsn = server.dsn(via_socket=True)
-        asyncio.run(bootstrap_database(dsn, Settings(database_url=dsn).environment))
+    with own_database("engram-second-") as dsn:
         for channel in (False, True):
             label = "on" if channel else "off"
             tenant = f"second-{label}-{random.randrange(10**6)}"
             key = asyncio.run(new_tenant(dsn, tenant))
-            process, url = serve(dsn, channel)
-            try:
+            with serving(dsn, retrieval_channel=str(channel).lower()) as url:
+                if channel:
+                    wait_for_the_model(url)
                 results[label] = asyncio.run(measure(url, tenant, key, args, channel))
-            finally:
-                process.terminate()
-                process.wait(timeout=60)
             print(f"channel {label}: " + "; ".join(f"{k} {v}" for k, v in results[label].items()), flush=True)
-        results["on"]["query's second embedding, one thread, p50/p95/p99"] = query_cost()
-    finally:
-        server.stop()
+    results["on"]["query's second embedding, one thread, p50/p95/p99"] = query_cost()
     rows = sorted({k for r in results.values() for k in r}, key=lambda k: (k.startswith("open"), k))
     print("\n| measure | channel off | channel on |\n|---|---:|---:|")
     for row in rows:

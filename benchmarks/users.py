@@ -11,22 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 
 from benchmarks import realistic
 from benchmarks.fill import grow, vector_pool
+from benchmarks.serving import own_database, serving
 from benchmarks.stats import percentiles
-from engram.runtime import bootstrap_database, open_engram
+from engram.runtime import open_engram
 from engram.settings import Settings
-from engram.store.embedded import EmbeddedPostgres, _free_port, wait_for_port
 
 ERASED = "leaving-user"
 
@@ -99,21 +94,8 @@ def main() -> None:
     args = parser.parse_args()
     if reason := realistic.missing():
         raise SystemExit(f"the users bench needs the evaluation sets for its questions: {reason}")
-    root = Path(tempfile.mkdtemp(prefix="engram-users-"))
-    root.chmod(0o755)
-    server = EmbeddedPostgres(root)
-    server.start()
-    service = None
-    try:
-        dsn = server.dsn(via_socket=True)
-        settings = Settings(database_url=dsn)
-        asyncio.run(bootstrap_database(dsn, settings.environment))
-        tenants = asyncio.run(prepare(settings, dsn, args))
-        port = _free_port()
-        env = {**os.environ, "ENGRAM_DATABASE_URL": dsn, "ENGRAM_PORT": str(port), "ENGRAM_LOG_LEVEL": "error"}
-        service = subprocess.Popen([sys.executable, "-m", "engram", "serve"], env=env, stdout=subprocess.DEVNULL)
-        wait_for_port("127.0.0.1", port, timeout=120)
-        url = f"http://127.0.0.1:{port}"
+    with own_database("engram-users-") as dsn:
+        tenants = asyncio.run(prepare(Settings(database_url=dsn), dsn, args))
         rng = random.Random(7)
         asked = realistic.questions("en")
         # distinct questions: every search embeds its query (a cached vector is kept per user, so
@@ -129,14 +111,10 @@ def main() -> None:
             (f"one user of {total:,} memories, acting for them", "solo", lambda _: "solo"),
             (f"{total:,} memories of no user (as before users)", "none", lambda _: None),
         ]
-        for label, tenant, user_of in cases:
-            print(f"search, {label}: {asyncio.run(latency(url, *tenants[tenant], texts, user_of))}")
-        asyncio.run(erase(url, *tenants["erase"]))
-    finally:
-        if service is not None:
-            service.terminate()
-            service.wait(timeout=30)
-        server.stop()
+        with serving(dsn) as url:
+            for label, tenant, user_of in cases:
+                print(f"search, {label}: {asyncio.run(latency(url, *tenants[tenant], texts, user_of))}")
+            asyncio.run(erase(url, *tenants["erase"]))
 
 
 if __name__ == "__main__":

@@ -6,11 +6,20 @@ another time; a time window is a preference, never a cut."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from uuid import UUID
 
 from engram.domain.models import NewMemory
 from engram.domain.search import SearchRequest
 
 NOW = datetime(2026, 12, 7, 12, tzinfo=UTC)
+
+
+async def written(engram, ctx, said: dict[str, tuple[str, datetime]]) -> dict[UUID, str]:
+    """Each memory (content, when it was said) written; its id -> its name."""
+    ids = {}
+    for name, (content, when) in said.items():
+        ids[(await engram.writes.write(ctx, NewMemory(content=content, occurred_at=when))).memory.id] = name
+    return ids
 
 
 async def test_a_memory_is_of_the_time_its_text_names_from_when_it_was_said(engram, tenant):
@@ -20,10 +29,7 @@ async def test_a_memory_is_of_the_time_its_text_names_from_when_it_was_said(engr
         "soon after": ("My sneakers look new again after the cleaning", datetime(2026, 11, 20, tzinfo=UTC)),
         "long before": ("I cleaned my sneakers before the summer trip", datetime(2026, 5, 2, tzinfo=UTC)),
     }
-    ids = {}
-    for name, (content, when) in said.items():
-        written = await engram.writes.write(ctx, NewMemory(content=content, occurred_at=when))
-        ids[written.memory.id] = name
+    ids = await written(engram, ctx, said)
     result = await engram.search.search(
         ctx, SearchRequest(query="when did I clean my sneakers in October", top_k=3, now=NOW, explain=True)
     )
@@ -43,9 +49,7 @@ async def test_when_did_i_last_means_the_last_past_time_not_a_plan(engram, tenan
         "september": ("I went to the dentist about my tooth", datetime(2026, 9, 1, tzinfo=UTC)),
         "plan": ("I have a dentist appointment on Thursday", datetime(2026, 12, 10, tzinfo=UTC)),
     }
-    ids = {}
-    for name, (content, when) in said.items():
-        ids[(await engram.writes.write(ctx, NewMemory(content=content, occurred_at=when))).memory.id] = name
+    ids = await written(engram, ctx, said)
     for query in ("when did I last go to the dentist", "我上次去看牙医是什么时候"):
         result = await engram.search.search(ctx, SearchRequest(query=query, top_k=3, now=NOW))
         assert ids[result.hits[0].memory.id] == "september", query

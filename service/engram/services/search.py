@@ -379,11 +379,14 @@ class SearchService:
         async def nothing() -> list[ChannelHit]:
             return []
 
+        async def exactly(conn: asyncpg.Connection, schema: str, f: MemoryFilter) -> bool:
+            """One user's few memories among many are compared exactly (see store EXACT_SCOPE)."""
+            return f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
+
         async def nearest(
             conn: asyncpg.Connection, schema: str, vector: np.ndarray, model: str, f: MemoryFilter, limit: int
         ) -> list[ChannelHit]:
-            # one user's few memories among many are compared exactly (see store EXACT_SCOPE)
-            exact = f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
+            exact = await exactly(conn, schema, f)
             return await repo.vector_candidates(conn, schema, vector, model, f, limit, exact=exact)
 
         async def retrieval() -> list[ChannelHit]:
@@ -391,7 +394,7 @@ class SearchService:
             centred = (await second).query
 
             async def run(conn: asyncpg.Connection, schema: str, f: MemoryFilter, limit: int) -> list[ChannelHit]:
-                exact = f.user_id is not None and await repo.within_reach(conn, schema, f.owners())
+                exact = await exactly(conn, schema, f)
                 return await retrieval_store.candidates(conn, schema, centred, f, limit, exact=exact)
 
             return await channel("retrieval", run, source=self._nearest)

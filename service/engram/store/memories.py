@@ -164,7 +164,7 @@ async def nearest_active(
                   AND m.layer = t.layer AND {OWNER} = t.owner
                   AND (t.layer <> 'session' OR m.session_id = t.session_id)
                   AND (t.layer <> 'task' OR m.task_id = t.task_id)
-                ORDER BY {_nearest_order("t.v", exact)} LIMIT $5) AS n
+                ORDER BY {nearest_order("t.v", exact)} LIMIT $5) AS n
             WHERE n.similarity >= t.floor""",
         [Vector(r.embedding) for r in rows],
         [r.layer for r in rows],
@@ -178,10 +178,10 @@ async def nearest_active(
     return _per_row(records, len(rows))
 
 
-def _nearest_order(vector: str, exact: bool) -> str:
+def nearest_order(vector: str, exact: bool, column: str = "m.embedding") -> str:
     """Nearest first: through the HNSW index, or (``exact``) by an expression no index serves, so
     the planner reads the owner's rows through the owner index and sorts them."""
-    return f"(m.embedding <=> {vector}) + 0" if exact else f"m.embedding <=> {vector}"
+    return f"({column} <=> {vector}) + 0" if exact else f"{column} <=> {vector}"
 
 
 async def owner_sizes(conn: asyncpg.Connection, schema: str, owners: list[str]) -> dict[str, int]:
@@ -482,7 +482,7 @@ async def vector_candidates(
     records = await conn.fetch(
         f"""SELECT m.id, 1 - (m.embedding <=> $1) AS score FROM {schema}.memories m
             WHERE {_model_is(schema, "$2")} AND {where(f, params)}
-            ORDER BY {_nearest_order("$1", exact)} LIMIT {params.add(limit)}""",
+            ORDER BY {nearest_order("$1", exact)} LIMIT {params.add(limit)}""",
         *params.values,
     )
     return _hits(records)

@@ -17,6 +17,7 @@ from pgvector import Vector
 from engram.domain.models import MemoryFilter
 from engram.domain.search import ChannelHit
 from engram.store.filters import Params, where
+from engram.store.memories import nearest_order
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,10 @@ async def candidates(
     """The memories nearest the query by their second vector (those without one are not seen), as
     the first channel finds them (store/memories.py vector_candidates)."""
     params = Params(embedding)
-    order = "(m.retrieval_embedding <=> $1) + 0" if exact else "m.retrieval_embedding <=> $1"
     records = await conn.fetch(
         f"""SELECT m.id, 1 - (m.retrieval_embedding <=> $1) AS score FROM {schema}.memories m
             WHERE m.retrieval_embedding IS NOT NULL AND {where(f, params)}
-            ORDER BY {order} LIMIT {params.add(limit)}""",
+            ORDER BY {nearest_order("$1", exact, "m.retrieval_embedding")} LIMIT {params.add(limit)}""",
         *params.values,
     )
     return [ChannelHit(id=r["id"], score=float(r["score"]), rank=i) for i, r in enumerate(records, start=1)]
