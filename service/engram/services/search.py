@@ -207,9 +207,12 @@ class SearchService:
                 found = await self._candidates(ctx, request, reading, weights, query, second, keyword, limit)
                 if second is not None:
                     query = replace(query, retrieval=await second)
-            finally:
-                if second is not None and not second.done():
-                    second.cancel()
+            finally:  # a second query this search no longer waits for: stopped, its failure read
+                if second is not None:
+                    if not second.done():
+                        second.cancel()
+                    elif not second.cancelled():
+                        second.exception()
             ranking = await self._rank(ctx, request, reading, weights, query, found, top_k)
         hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
         if hits and not request.explain:  # explaining is debugging, not a use of the memories
