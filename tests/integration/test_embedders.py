@@ -5,6 +5,7 @@ sentencepiece library itself, giving the vectors the package's own tokenizer giv
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -15,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engram.embedding import Embedders
 from engram.embedding.bundled import E5Small, UniversalSentenceEncoder
+from engram.settings import Settings
 
 TURN = (
     "Yesterday I finally took the old bike to the repair shop near the station, and the mechanic said "
@@ -163,3 +166,17 @@ def test_blas_threads_reads_openblas_itself():
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
     result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "2", result.stderr
+
+
+async def test_a_model_loading_for_nobody_says_once_that_it_failed(e5, caplog):
+    embedders = Embedders(Settings(), e5)
+    caplog.set_level(logging.WARNING, logger="engram.embedding")
+    for _ in range(200):  # searches keep asking while it loads, and after it failed
+        assert embedders.ready("no-such-model") is None
+        if caplog.records:
+            break
+        await asyncio.sleep(0.01)
+    assert embedders.ready("no-such-model") is None
+    await asyncio.sleep(0.05)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "no-such-model could not be loaded" in said[0], said

@@ -9,12 +9,16 @@ search that must not wait (the second channel sits a search out while its model 
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from engram.embedding.base import IDLE_NICENESS, Embedder, lower_priority
 from engram.embedding.factory import build_embedder
 from engram.settings import Settings
+
+log = logging.getLogger("engram.embedding")
 
 
 class Embedders:
@@ -58,7 +62,8 @@ class Embedders:
         """The model if it is loaded; else None, and it starts loading in the background."""
         found = self._loaded.get(model_id)
         if found is None and model_id not in self._loading:
-            self._loading[model_id] = asyncio.ensure_future(self.load(model_id))
+            loading = self._loading[model_id] = asyncio.ensure_future(self.load(model_id))
+            loading.add_done_callback(functools.partial(_said_if_failed, model_id))
         return found
 
     def close(self) -> None:
@@ -70,3 +75,11 @@ class Embedders:
 
 def _idle() -> None:
     lower_priority(IDLE_NICENESS)
+
+
+def _said_if_failed(model_id: str, loading: asyncio.Future[Embedder]) -> None:
+    """A model loaded for nobody who waits: its failure is said once, here (searches go on without it)."""
+    if not loading.cancelled() and (error := loading.exception()) is not None:
+        log.warning(
+            "model %s could not be loaded (%s: %s); searches go without it", model_id, type(error).__name__, error
+        )

@@ -195,6 +195,8 @@ class SearchService:
                 if ctx.retrieval and weights.retrieval > 0 and self._embedders.ready(RETRIEVAL_MODEL)
                 else None
             )
+            if second is not None:
+                second.add_done_callback(_failure_read)
             try:
                 embedding, keyword, sums, prior = await asyncio.gather(
                     self._query_embedding(ctx, ctx.embedding_model, reading.text, request.filter.user_id),
@@ -207,12 +209,9 @@ class SearchService:
                 found = await self._candidates(ctx, request, reading, weights, query, second, keyword, limit)
                 if second is not None:
                     query = replace(query, retrieval=await second)
-            finally:  # a second query this search no longer waits for: stopped, its failure read
-                if second is not None:
-                    if not second.done():
-                        second.cancel()
-                    elif not second.cancelled():
-                        second.exception()
+            finally:  # a second query this search no longer waits for is stopped
+                if second is not None and not second.done():
+                    second.cancel()
             ranking = await self._rank(ctx, request, reading, weights, query, found, top_k)
         hits = [SearchHit(memory=ranking.rows[h.id][0], score=h.score, channels=h.channels) for h in ranking.top]
         if hits and not request.explain:  # explaining is debugging, not a use of the memories
@@ -568,3 +567,10 @@ def explain(
         fused=fused,
         snippets=snippets,
     )
+
+
+def _failure_read(task: asyncio.Future[Centring]) -> None:
+    """A second query the search stopped waiting for may still end in an outage's error (a cancel
+    is only a request). Read here, it is not logged as a traceback: the search's 503 says it."""
+    if not task.cancelled():
+        task.exception()
