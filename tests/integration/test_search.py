@@ -239,6 +239,12 @@ async def test_uses_are_counted_off_the_search_path_and_never_lost(engram, tenan
     await offline.flush()  # the database is out of reach: nothing raised, nothing dropped
     assert offline.count(ctx.schema, [peanut]) == {peanut: 2}
 
+    # The uses of a tenant dropped since (by `engram eval`, or by another process) go with it.
+    online = AccessLog(engram.pool)
+    online.count("tenant_dropped_since", [peanut])
+    await online.flush()
+    assert online.count("tenant_dropped_since", [peanut]) == {peanut: 1}
+
 
 async def test_a_long_reply_does_not_win_keyword_evidence_for_being_long(engram, tenant):
     """An assistant's long reply holds some words of most questions: beyond 48 distinct tokens a

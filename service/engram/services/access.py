@@ -64,6 +64,9 @@ class AccessLog:
             try:
                 async with self._pool.acquire() as conn:
                     await repo.add_uses(conn, name, {memory_id: (u.count, u.last) for memory_id, u in uses.items()})
+            except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
+                # The tenant was dropped (here, or by another process): its uses went with it.
+                log.debug("uses of %d memories dropped: tenant schema %s is gone", len(uses), name)
             except Exception as exc:
                 if not unreachable(exc):
                     raise
