@@ -46,9 +46,9 @@ class RetrievalSettings(BaseModel):
     # "上次", "last time": the latest of the hits scoring within this share of the best comes first.
     recent_ratio: float = Field(0.7, ge=0, le=1)
     # Neighbours in the same conversation (session_id, write order) lend a hit context.
-    context_weight: float = Field(0.7, ge=0, le=1, description="0 turns conversation context off")
+    context_weight: float = Field(0.3, ge=0, le=1, description="0 turns conversation context off")
     context_radius: int = Field(2, ge=1, le=10, description="neighbours on each side")
-    context_anchors: int = Field(20, ge=1, le=200, description="top fused hits that lend context")
+    context_anchors: int = Field(3, ge=1, le=200, description="top fused hits that lend context")
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from engram.evaluation.runner import Run, System
 
 GRID = {
-    "vector_weight": (0.2, 0.3),
-    "retrieval_weight": (0.9, 1.0),
-    "keyword_weight": (0.4, 0.5, 0.6),
-    "keyword_length_exponent": (1.0, 1.5),
+    "context_weight": (0.3, 0.5, 0.7),
+    "context_anchors": (3, 10, 20),
+    "context_radius": (1, 2),
 }
 
 
