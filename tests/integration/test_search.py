@@ -246,6 +246,30 @@ async def test_uses_are_counted_off_the_search_path_and_never_lost(engram, tenan
     assert online.count("tenant_dropped_since", [peanut]) == {peanut: 1}
 
 
+async def test_a_read_waits_for_the_uses_a_flush_under_way_has_taken(engram, tenant, pg_dsn):
+    """The interval's flush takes a tenant's counts before it writes them: a read's flush that came
+    meanwhile must wait for that write, or it reads the memory without them (a forget answered
+    with 0 uses, and a second one with 1)."""
+    ctx, _ = tenant
+    peanut = (await seed(engram, ctx))["用户对花生过敏"].id
+    uses = AccessLog(engram.pool)
+    uses.count(ctx.schema, [peanut])
+    holder = await asyncpg.connect(pg_dsn)  # holds the row, so the interval's write stays under way
+    try:
+        async with holder.transaction():
+            await holder.execute(f"SELECT 1 FROM {ctx.schema}.memories WHERE id = $1 FOR UPDATE", peanut)
+            interval = asyncio.create_task(uses.flush())
+            await asyncio.sleep(0)  # it has taken the counts
+            read = asyncio.create_task(uses.flush(ctx.schema))
+            await asyncio.sleep(0.2)
+            assert not read.done(), "the read's flush did not wait for the write under way"
+        await asyncio.gather(interval, read)
+        count = await holder.fetchval(f"SELECT access_count FROM {ctx.schema}.memories WHERE id = $1", peanut)
+    finally:
+        await holder.close()
+    assert count == 1
+
+
 async def test_a_long_reply_does_not_win_keyword_evidence_for_being_long(engram, tenant):
     """An assistant's long reply holds some words of most questions: beyond 48 distinct tokens a
     memory keeps (48 / its tokens) ^ 0.5 of its keyword share, so the short answer that holds the

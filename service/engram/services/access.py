@@ -36,6 +36,9 @@ class AccessLog:
         self._database = database or Outage(log, "database", "memory uses wait in this process until it is back")
         self._interval = interval
         self._pending: dict[str, dict[UUID, Uses]] = {}
+        # One write of a tenant's uses at a time: a reader's flush waits for one under way (the
+        # interval's), which has taken the counts it would otherwise find gone and not wait for.
+        self._writing: dict[str, asyncio.Lock] = {}
         self._task: asyncio.Task[None] | None = None
 
     def count(self, schema: str, ids: list[UUID], at: datetime | None = None) -> dict[UUID, int]:
@@ -58,21 +61,25 @@ class AccessLog:
     async def flush(self, schema: str | None = None) -> None:
         """Write the counted uses of ``schema`` (default: of every tenant)."""
         for name in [schema] if schema else list(self._pending):
-            uses = self._pending.pop(name, None)
-            if not uses:
-                continue
-            try:
-                async with self._pool.acquire() as conn:
-                    await repo.add_uses(conn, name, {memory_id: (u.count, u.last) for memory_id, u in uses.items()})
-            except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
-                # The tenant was dropped (here, or by another process): its uses went with it.
-                log.debug("uses of %d memories dropped: tenant schema %s is gone", len(uses), name)
-            except Exception as exc:
-                if not unreachable(exc):
-                    raise
-                self._put_back(name, uses)  # for the next flush: said once per outage, not per flush
-                self._database.began(exc)
-                log.debug("uses of %d memories not written yet: the database is out of reach", len(uses))
+            async with self._writing.setdefault(name, asyncio.Lock()):
+                await self._write(name)
+
+    async def _write(self, name: str) -> None:
+        uses = self._pending.pop(name, None)
+        if not uses:
+            return
+        try:
+            async with self._pool.acquire() as conn:
+                await repo.add_uses(conn, name, {memory_id: (u.count, u.last) for memory_id, u in uses.items()})
+        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
+            # The tenant was dropped (here, or by another process): its uses went with it.
+            log.debug("uses of %d memories dropped: tenant schema %s is gone", len(uses), name)
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            self._put_back(name, uses)  # for the next flush: said once per outage, not per flush
+            self._database.began(exc)
+            log.debug("uses of %d memories not written yet: the database is out of reach", len(uses))
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._flush_every_interval(), name="engram-access-log")
