@@ -910,9 +910,16 @@ MUTANTS = [
     Mutant(
         "memory uses waiting warn at every flush",
         "service/engram/services/access.py",
-        "                self._database.began(exc)",
-        '                log.warning("uses of %d memories not written yet", len(uses))',
+        "            self._database.began(exc)",
+        '            log.warning("uses of %d memories not written yet", len(uses))',
         DATABASE_OUTAGE,
+    ),
+    Mutant(
+        "a read's flush does not wait for the uses a flush under way has taken",
+        "service/engram/services/access.py",
+        "            async with self._writing.setdefault(name, asyncio.Lock()):",
+        "            if name:",
+        ("tests/integration/test_search.py", "-k", "flush_under_way"),
     ),
     Mutant(
         "a new connection does not end the database's outage",
