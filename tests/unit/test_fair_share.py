@@ -2,6 +2,7 @@
 slices that rests while others are served, and owners taking turns on the document worker."""
 
 import asyncio
+import types
 
 import numpy as np
 import pytest
@@ -47,7 +48,9 @@ async def test_bulk_work_rests_only_while_another_request_is_served(monkeypatch)
         rests.append(seconds)
         await real_sleep(0)
 
-    monkeypatch.setattr(slices.asyncio, "sleep", recorded)
+    # Only slices' own view of asyncio: a patched global sleep would also record the naps of
+    # tasks an earlier test left running.
+    monkeypatch.setattr(slices, "asyncio", types.SimpleNamespace(sleep=recorded))
     activity = slices.Activity()
     monkeypatch.setattr(slices, "ACTIVITY", activity)
 
