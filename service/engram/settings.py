@@ -123,7 +123,8 @@ class Settings(BaseSettings):
     admin_key: SecretStr | None = None
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["json", "plain"] = "json"
+    # auto: readable lines for a person at a terminal, JSON lines for a collector (not a TTY)
+    log_format: Literal["auto", "json", "plain"] = "auto"
     # /metrics (Prometheus); its labels name the tenants, so with metrics_key set it answers only
     # 'Authorization: Bearer <metrics_key>'.
     metrics_enabled: bool = True

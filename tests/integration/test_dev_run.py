@@ -1,8 +1,10 @@
 """`make run` runs `engram dev`: from an empty directory to a working MCP URL and key, and back."""
 
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -12,6 +14,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -92,3 +95,31 @@ async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
         proc.wait(timeout=60)
     assert not (workdir / ".state" / "postgres" / "data" / "postmaster.pid").exists()
     assert not (workdir / ".state" / "serving.json").exists()  # withdrawn when the service stops
+
+
+@pytest.mark.parametrize("command", ["dev", "serve"])
+def test_a_taken_port_stops_the_start_before_its_banner_and_leaves_the_other_instance_alone(command):
+    workdir = Path(tempfile.mkdtemp(prefix="engram-taken-"))
+    state = workdir / ".state"
+    state.mkdir()
+    record = state / "serving.json"  # the running instance's, with a live pid (this process)
+    record.write_text(json.dumps({"url": "http://127.0.0.1:8080", "pid": os.getpid()}))
+    before = record.read_text()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_STATE_DIR": str(state),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "engram", command], cwd=workdir, env=env, capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 2, done
+    assert f"error: port {port} on 127.0.0.1 is in use" in done.stderr
+    assert f"ENGRAM_PORT={port + 1}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "API key" not in done.stdout and "starting" not in done.stdout
+    assert record.read_text() == before  # the other instance's record is untouched
+    assert not (state / "postgres").exists()  # nothing was started

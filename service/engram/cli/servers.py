@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from engram.cli.common import (
     announce_service,
     app,
     command,
+    fail,
     withdraw_service,
 )
 from engram.observability import logs
@@ -54,6 +56,7 @@ def mcp(tenant: TenantOpt) -> None:
 def serve() -> None:
     """Serve REST and MCP over HTTP on ENGRAM_HOST:ENGRAM_PORT."""
     settings = Settings()
+    _refuse_a_taken_port(settings)
     with database_url(settings) as dsn:
         _serve(settings, dsn)
 
@@ -63,6 +66,7 @@ def serve() -> None:
 def dev() -> None:
     """One-command local run: embedded PostgreSQL, migrations, a default tenant, the service on :8080."""
     settings = Settings()
+    _refuse_a_taken_port(settings)
     with database_url(settings) as dsn:
         asyncio.run(bootstrap_database(dsn, settings.environment))
         key = _default_tenant_key(settings, dsn)
@@ -76,6 +80,22 @@ def dev() -> None:
         typer.echo(f"  API key:                   {key}")
         typer.echo(f"  header:                    Authorization: Bearer {key}\n")
         _serve(settings, dsn)
+
+
+def _refuse_a_taken_port(settings: Settings) -> None:
+    """Before anything is started, printed or written: another process listening there (often
+    another engram) keeps its port, its banner and its serving.json."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(address)
+    except OSError as exc:
+        raise fail(
+            f"port {settings.port} on {settings.host} is in use ({exc.strerror or exc}): "
+            f"set ENGRAM_PORT to a free one, e.g. ENGRAM_PORT={settings.port + 1} make run",
+            2,
+        ) from None
 
 
 def _default_tenant_key(settings: Settings, dsn: str) -> str:

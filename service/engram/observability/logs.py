@@ -1,4 +1,5 @@
-"""Structured logs: one JSON object per line, each with the request id it belongs to."""
+"""Logs: one JSON object per line for a collector, or readable lines for a person at a terminal;
+each with the request id it belongs to."""
 
 from __future__ import annotations
 
@@ -38,10 +39,29 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure(level: str = "info", fmt: str = "json") -> None:
-    """Logging of the process: JSON lines on stderr (``plain`` for people at a terminal)."""
+class PlainFormatter(logging.Formatter):
+    """A line a person reads: time, level, logger, message, then the extra fields as key=value."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        line = f"{when} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        extra = {k: v for k, v in vars(record).items() if k not in _STANDARD}
+        if (rid := request_id.get()) is not None:
+            extra = {"request_id": rid} | extra
+        if extra:
+            line += "  " + " ".join(f"{k}={v}" for k, v in extra.items())
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def configure(level: str = "info", fmt: str = "auto") -> None:
+    """Logging of the process on stderr: ``json`` lines, ``plain`` ones, or (``auto``) plain at a
+    terminal and JSON when stderr goes elsewhere (a pipe, a file, a container's log)."""
+    if fmt == "auto":
+        fmt = "plain" if sys.stderr.isatty() else "json"
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else PlainFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
