@@ -2,7 +2,10 @@
 SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# What the service needs (make run), and everything (tests, lint, bench, eval, the operator).
+RUN_STAMP := $(VENV)/.installed-run-$(SUM)
+STAMP := $(VENV)/.installed-all-$(SUM)
 # The first Python >= 3.11 on PATH.
 PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
@@ -10,17 +13,27 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 
 .PHONY: install run test browser e2e lint format bench eval mutants clean
 
-$(STAMP): pyproject.toml
+define venv
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+endef
+
+$(RUN_STAMP): pyproject.toml
+	$(venv)
+	$(BIN)/python -m pip install --quiet -e .
+	@rm -f $(VENV)/.installed-run-* && touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml
+	$(venv)
 	$(BIN)/python -m pip install --quiet -e '.[dev,operator,eval,peers]'
-	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+	@rm -f $(VENV)/.installed-* && touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)
 
-## run: embedded PostgreSQL + migrations + default tenant + the service on :8080
-run: install
+## run: embedded PostgreSQL + migrations + default tenant + the service on :8080 (installs the
+## service's own dependencies only; `make test`, `bench` and `eval` add the rest)
+run: $(RUN_STAMP)
 	$(BIN)/engram dev
 
 ## test: lint (ruff, mypy), then every test (starts and stops the servers it needs)

@@ -21,6 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from engram.store.embedded import EmbeddedPostgres
 from tests.conftest import free_port
 
+SERVICE_ONLY = Path(__file__).parent.parent / "service_only"
+
 
 def wait_for_line(proc: subprocess.Popen, pattern: str, timeout: float = 120) -> str:
     """Read the process's output until a line matches; return everything read."""
@@ -43,6 +45,7 @@ async def test_dev_prints_a_working_mcp_url_and_key_and_stops_its_database():
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {
         "ENGRAM_PORT": str(port),
         "ENGRAM_STATE_DIR": str(workdir / ".state"),
+        "PYTHONPATH": str(SERVICE_ONLY),  # as `make run` installs it: none of the extras
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "engram", "dev"],
