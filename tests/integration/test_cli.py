@@ -25,8 +25,10 @@ def cli_env(settings):
     }
 
 
-def engram(env, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True, timeout=120)
+def engram(env, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engram", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_tenant_lifecycle_and_memories(cli_env):
@@ -200,6 +202,16 @@ def test_eval_runs_our_own_sets_and_refuses_bad_input(cli_env, tmp_path):
     ran = engram(cli_env, "eval", "-b", "temporal", "--own-data", str(ROOT / "tests" / "data"), "--out", str(tmp_path))
     assert ran.returncode == 0, ran.stderr
     assert "| engram |" in ran.stdout and (tmp_path / "results.json").is_file() and (tmp_path / "results.md").is_file()
+    # A fresh clone has no ../shared/data: one line says so, and engram's own sets run.
+    alone = engram(
+        cli_env, "eval", "--no-channels", "--data-dir", str(tmp_path / "none"), "--out", str(tmp_path), timeout=900
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert f"no public benchmarks at {tmp_path / 'none'}" in alone.stderr and "Traceback" not in alone.stderr
+    assert all(f"### {name}, test split" in alone.stdout for name in ("crosslingual", "temporal", "paraphrase")), (
+        alone.stdout
+    )
+    assert "locomo" not in alone.stdout
     for bad in (["-b", "nope"], ["-b", "locomo", "--data-dir", str(tmp_path / "none")], ["--split", "nope"]):
         refused = engram(cli_env, "eval", *bad, "--out", str(tmp_path))
         assert refused.returncode == 2 and "error:" in refused.stderr, bad

@@ -48,6 +48,13 @@ def eval_command(
         _lifecycle(settings, own_data, labelled_set, {"dev": "calibration", "test": "heldout"}.get(split, split), out)
         return
     names = benchmark or [*datasets.LOADERS, *datasets.OWN]
+    if not benchmark and not data_dir.is_dir():  # a fresh clone: what runs without them
+        names = [n for n in names if not datasets.needs_public_data(n)]
+        typer.secho(
+            f"no public benchmarks at {data_dir} (LoCoMo, MADial-Bench; --data-dir to point at them): "
+            f"running engram's own sets ({', '.join(names)})",
+            err=True,
+        )
     corpora = [datasets.load(name, data_dir, own_data).select(split) for name in names]
     systems = tuning.grid_systems() if grid else [FULL, *(CHANNELS_ALONE if channels else [])]
 

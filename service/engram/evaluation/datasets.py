@@ -247,6 +247,11 @@ OWN = {
 }
 
 
+def needs_public_data(name: str) -> bool:
+    """Whether the set reads the public benchmarks (../shared/data), which a fresh clone lacks."""
+    return name in LOADERS or (name in OWN and OWN[name].public)
+
+
 def load(name: str, root: Path, own: Path = Path("tests/data")) -> EvalCorpus:
     """A public benchmark from ``root`` (../shared/data), or one of engram's own sets from ``own``."""
     if name not in LOADERS and name not in OWN:
@@ -255,6 +260,6 @@ def load(name: str, root: Path, own: Path = Path("tests/data")) -> EvalCorpus:
         for filename in OWN[name].files:
             if not (own / filename).is_file():
                 raise InvalidInput(f"{own / filename} not found (run from the repository root, or pass --own-data)")
-    if (name in LOADERS or OWN[name].public) and not root.is_dir():
+    if needs_public_data(name) and not root.is_dir():
         raise InvalidInput(f"no benchmark data at {root} (expected ../shared/data or --data-dir)")
     return OWN[name].loader(root, own) if name in OWN else LOADERS[name](root)
