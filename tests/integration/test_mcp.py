@@ -57,8 +57,14 @@ async def round_trip(client: Client) -> None:
     assert not written.is_error
     memory_id = written.structured_content["memory"]["id"]
     assert written.structured_content["outcome"] == "created"
-    again = await client.call_tool("write_memory", {"content": "The user's order 12345 shipped", "type": "event"})
-    assert again.structured_content["memory"]["mentions"] == 2  # why a write is not idempotent
+    # Brief by default, on one line: what happened and the memory's id and words.
+    assert set(written.structured_content) == {"outcome", "memory"}
+    assert set(written.structured_content["memory"]) == {"id", "content", "type", "date"}
+    assert "\n" not in written.content[0].text and json.loads(written.content[0].text) == written.structured_content
+    again = await client.call_tool(
+        "write_memory", {"content": "The user's order 12345 shipped", "type": "event", "detail": "full"}
+    )
+    assert again.structured_content["memory"]["memory"]["mentions"] == 2  # why a write is not idempotent
 
     found = await client.call_tool(
         "search_memory", {"query": "where is order 12345", "detail": "full", "explain": True}
@@ -83,6 +89,15 @@ async def round_trip(client: Client) -> None:
 async def test_streamable_http_round_trip(service, mcp_tenant):
     name, key = mcp_tenant
     async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        await round_trip(client)
+
+
+async def test_streamable_http_2026_protocol_without_a_handshake(service, mcp_tenant):
+    """The 2026-07-28 protocol: no initialize; the default client discovers it, a pinned one adopts it."""
+    name, key = mcp_tenant
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key)) as client:
+        assert client.protocol_version == "2026-07-28"
+    async with Client(http_transport(f"{service.url}/t/{name}/mcp", key), mode="2026-07-28") as client:
         await round_trip(client)
 
 
@@ -118,6 +133,17 @@ async def test_expected_failures_are_tool_errors(service, mcp_tenant):
         assert missing.is_error and "not found" in missing.content[0].text
         bad_id = await client.call_tool("forget_memory", {"memory_id": "nope"})
         assert bad_id.is_error
+        # The SDK's own checks of the arguments say what REST says: the field, in engram's words.
+        short = await client.call_tool("write_memory", {"content": ""})
+        text = short.content[0].text
+        assert short.is_error and "invalid_input: content: " in text and text.endswith("(field content)"), text
+        assert not any(noise in text for noise in ("Arguments", "pydantic.dev", "type=", "validation error")), text
+        typed = await client.call_tool("search_memory", {"query": "figs", "top_k": "many"})
+        assert typed.is_error and typed.content[0].text.endswith("(field top_k)"), typed.content[0].text
+        unknown = await client.call_tool("forget_memory", {"id": "00000000-0000-0000-0000-000000000000"})
+        text = unknown.content[0].text
+        assert unknown.is_error and "unknown argument 'id' (did you mean memory_id?)" in text, text
+        assert text.endswith("(field id)"), text
         empty = await client.call_tool("write_memory", {"content": "   "})
         assert empty.is_error and "content is empty" in empty.content[0].text
         invisible = await client.call_tool("write_memory", {"content": "\u200b\u200d"})
@@ -211,6 +237,8 @@ async def test_resources_and_prompts_help_an_agent(service, mcp_tenant):
         )
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["engram://memories/{view}"]
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}  # an attach menu's list
+        assert listed == {"engram://memories/recent", "engram://memories/pinned"}
         recent = json.loads((await client.read_resource("engram://memories/recent")).contents[0].text)
         assert [m["content"] for m in recent["items"]] == ["The user watched a film", "The user is allergic to peanuts"]
         pinned = json.loads((await client.read_resource("engram://memories/pinned")).contents[0].text)

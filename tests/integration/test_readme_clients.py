@@ -62,3 +62,29 @@ async def test_the_http_configuration_reaches_the_service(service, engram):
     headers = {k: v.replace("<key>", key) for k, v in server["headers"].items()}
     async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))) as client:
         assert {t.name for t in (await client.list_tools()).tools} >= {"remember", "search_memory"}
+
+
+@pytest.mark.npm
+async def test_the_mcp_remote_line_runs_as_written_without_a_terminal(service, engram, tmp_path):
+    """npx as a desktop client starts it: no TTY, an empty npm cache (so it must install), and
+    npm's yes=false (a newcomer's setting that made the line without -y abort)."""
+    if shutil.which("npx") is None:
+        pytest.skip("Node.js and npx are needed for mcp-remote")
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    line = re.search(r'`"command": "npx", "args": (\[.*?\])`', readme)
+    assert line, "the README's mcp-remote line"
+    name = unique_tenant("readme")
+    _, key = await engram.tenants.create(name)
+    args = [
+        a.replace("http://127.0.0.1:8080", service.url).replace("/t/default/", f"/t/{name}/").replace("<key>", key)
+        for a in json.loads(line.group(1))
+    ]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "npm_config_cache": str(tmp_path / "npm"),
+        "npm_config_yes": "false",
+    }
+    async with Client(StdioServerParameters(command="npx", args=args, env=env, cwd=tmp_path)) as client:
+        written = await client.call_tool("write_memory", {"content": "The user's kayak is red"})
+        assert written.structured_content["outcome"] == "created", written

@@ -257,8 +257,10 @@ async def test_mcp_per_user_url_and_user_key(shop, service):
         assert crossed.is_error and "user_id" in crossed.content[0].text
         missing = await alice.call_tool("get_memory", {"memory_id": ids["bob"]})
         assert missing.is_error and "not_found" in missing.content[0].text
-        written = await alice.call_tool("write_memory", {"content": "The user prefers evening deliveries"})
-        assert written.structured_content["memory"]["user_id"] == "alice"
+        written = await alice.call_tool(
+            "write_memory", {"content": "The user prefers evening deliveries", "detail": "full"}
+        )
+        assert written.structured_content["memory"]["memory"]["user_id"] == "alice"
     user_key = (
         await httpx.AsyncClient().post(f"{service.url}/t/{name}/v1/users/bob/keys", headers=_bearer(key))
     ).json()["api_key"]

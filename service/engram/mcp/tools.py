@@ -13,14 +13,15 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Resource as MCPResource
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
 from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text, UserId
+from engram.domain.brief_writes import BriefBatch, BriefRemember, BriefWrite
 from engram.domain.judgement import Turn
 from engram.domain.models import (
     MAX_BATCH_CEILING,
-    BatchWriteResult,
     Closed,
     HistoryEvent,
     Kind,
@@ -31,15 +32,14 @@ from engram.domain.models import (
     MemoryType,
     NewMemory,
     Status,
-    WriteResult,
 )
 from engram.domain.search import BriefPage, BriefResult, Detail, SearchRequest
 from engram.domain.tenancy import TenantContext
 from engram.errors import EngramError, InvalidInput, invalid_input
+from engram.mcp.server import EngramMCPServer, tool_error_text
 from engram.observability import metrics
 from engram.observability.outages import Outage
 from engram.runtime import Engram
-from engram.services.ingest import RememberResult
 from engram.store.db import unreachable
 
 TENANT_SCOPE_KEY = "engram.tenant"
@@ -133,7 +133,7 @@ def resource_errors(name: str, database: Callable[[], Outage] | None = None) -> 
 
 
 def _tool_error(exc: EngramError) -> ToolError:
-    return ToolError(f"{exc.code}: {exc}" + (f" (field {exc.field})" if exc.field else ""))
+    return ToolError(tool_error_text(exc))
 
 
 def build_mcp(
@@ -141,9 +141,7 @@ def build_mcp(
 ) -> MCPServer:
     """The MCP server. Over HTTP the tenant comes from the authenticated request (see guard.py);
     over stdio it is the one given at start-up."""
-    server: MCPServer[Any] = MCPServer(
-        name="engram", title="engram memory", version=__version__, instructions=INSTRUCTIONS
-    )
+    server = EngramMCPServer(name="engram", title="engram memory", version=__version__, instructions=INSTRUCTIONS)
 
     async def tenant_of(ctx: Context, user_id: str | None = None) -> TenantContext:
         """The request's tenant, acting for ``user_id`` if given (refused if pinned to another)."""
@@ -208,8 +206,11 @@ def build_mcp(
         ] = None,
         replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
         agent_id: Annotated[UserId | None, Field(description="the agent writing it, to filter by later")] = None,
+        detail: Annotated[
+            Detail, Field(description="brief: outcome, id, content, candidates; full: every field of each memory")
+        ] = Detail.brief,
         user_id: ForUser = None,
-    ) -> WriteResult:
+    ) -> Annotated[CallToolResult, BriefWrite]:
         """Store one atomic memory you distilled yourself (after a user turn, prefer remember).
         Outcomes: created; duplicate or touched (the same fact was already stored: its mention
         count goes up); merged (it added detail to an existing memory); superseded (it changes
@@ -235,7 +236,8 @@ def build_mcp(
                 replaces=replaces or [],
                 agent_id=agent_id,
             )
-            return await engram().writes.write(await tenant_of(ctx, user_id), item, actor="mcp")
+            result = await engram().writes.write(await tenant_of(ctx, user_id), item, actor="mcp")
+            return compact(BriefWrite.of(result, detail))
 
     @tool(title="Write several memories", annotations=writes)
     async def write_memories(
@@ -243,12 +245,15 @@ def build_mcp(
         items: Annotated[
             list[NewMemory], Field(min_length=1, max_length=MAX_BATCH_CEILING, description="memories, in order")
         ],
+        detail: Annotated[
+            Detail, Field(description="brief: outcome, id, content, candidates; full: every field of each memory")
+        ] = Detail.brief,
         user_id: ForUser = None,
-    ) -> BatchWriteResult:
+    ) -> Annotated[CallToolResult, BriefBatch]:
         """Remember several memories in one transaction; results come back in the same order."""
         with errors("write_memories"):
             results = await engram().writes.write_batch(await tenant_of(ctx, user_id), items, actor="mcp")
-            return BatchWriteResult(results=results)
+            return compact(BriefBatch.of(results, detail))
 
     @tool(title="Search memories", annotations=read_only)
     async def search_memory(
@@ -412,8 +417,11 @@ def build_mcp(
         ] = None,
         replaces: Annotated[list[UUID] | None, Field(description=REPLACES)] = None,
         agent_id: Annotated[UserId | None, Field(description="the agent that heard it")] = None,
+        detail: Annotated[
+            Detail, Field(description="brief: outcome, id, content, candidates; full: every field of each memory")
+        ] = Detail.brief,
         user_id: ForUser = None,
-    ) -> RememberResult:
+    ) -> Annotated[CallToolResult, BriefRemember]:
         """The default way to remember: give the user's turn and engram keeps what is durable.
         Greetings, questions, passing moods and "don't remember this" are skipped; a turn with two
         facts gives two memories; relative dates become dates; each fact is stored once (a repeat
@@ -433,7 +441,8 @@ def build_mcp(
                 replaces=replaces or [],
                 agent_id=agent_id,
             )
-            return await engram().ingest.remember(await tenant_of(ctx, user_id), turn, actor="mcp")
+            kept = await engram().ingest.remember(await tenant_of(ctx, user_id), turn, actor="mcp")
+            return compact(BriefRemember.of(kept.results, kept.judge, kept.judgement.reason, detail))
 
     @tool(title="Close a session or task", annotations=changes_content)
     async def close_scope(
@@ -463,6 +472,12 @@ def build_mcp(
             page = await engram().memories.list(await tenant_of(ctx), VIEWS[view], VIEW_SIZE)
             return BriefPage.of(page, Detail.brief).model_dump_json()
 
+    # The same views as resources of their own: a client's attach menu lists resources, not templates.
+    server.listed = tuple(
+        MCPResource(uri=f"engram://memories/{view}", name=f"{view} memories", description=about, mime_type=JSON)
+        for view, about in VIEW_DESCRIPTIONS.items()
+    )
+
     @server.prompt(title="Answer with memory")
     def recall(question: Annotated[str, Field(description="what the user asked")]) -> str:
         """Look up what is known about the user before answering a question."""
@@ -487,3 +502,8 @@ def build_mcp(
 # The views of engram://memories/{view}, and how many memories a view shows.
 VIEWS = {"recent": MemoryFilter(), "pinned": MemoryFilter(pinned=True)}
 VIEW_SIZE = 20
+VIEW_DESCRIPTIONS = {
+    "recent": f"the {VIEW_SIZE} newest active memories (brief JSON, as list_memories returns)",
+    "pinned": "the facts the user wants kept, newest first (brief JSON, as list_memories returns)",
+}
+JSON = "application/json"
