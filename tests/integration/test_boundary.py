@@ -225,7 +225,38 @@ async def test_a_method_a_path_lacks_is_a_405_listing_every_method_it_has(api):
         assert error_of(response, 405)["code"] == "method_not_allowed"
         assert set(response.headers["allow"].split(", ")) == allowed, (method, path)
     assert error_of(await api.get("/v1-typo/memories"), 404)["message"].startswith("no such path")
-    assert error_of(await api.get("/memories/not-a-uuid"), 404)["code"] == "not_found"
+    # A memory's path with a malformed id: the id is at fault, not the path.
+    for method, path in [("GET", "/memories/not-a-uuid"), ("POST", "/memories/12345/forget"), ("GET", "/memories/x/")]:
+        error = error_of(await api.request(method, path), 422)
+        assert (error["code"], error["field"]) == ("invalid_input", "memory_id"), (method, path)
+    assert error_of(await api.get("/memories/x/elsewhere"), 404)["message"].startswith("no such path")
+
+
+async def test_a_body_that_is_not_json_names_the_body_and_where_it_broke(api):
+    error = error_of(await post_raw(api, "/memories", '{"content": "tea",, }'), 422)
+    assert (error["field"], error.get("index")) == ("body", None)
+    assert error["message"] == (
+        "the body is not valid JSON at character 18: Expecting property name enclosed in double quotes"
+    )
+    batch = error_of(await post_raw(api, "/memories/batch", '{"items": [{"content": "a"}, {"content": ]}'), 422)
+    assert (batch["field"], batch.get("index")) == ("body", None)  # a character offset is no batch item
+
+
+@pytest.mark.parametrize("query", ["   ", r"\t\n", r"\u200b", r"\u3000"])
+async def test_a_blank_query_is_refused_rather_than_answered_with_noise(api, query):
+    await api.post("/memories", json={"content": "The user likes figs"})
+    error = error_of(await post_raw(api, "/search", f'{{"query": "{query}"}}'), 422)
+    assert (error["code"], error["field"]) == ("invalid_input", "query")
+
+
+@pytest.mark.parametrize("importance", [0.6, 0.1, 0.3, 0.7, 0.33, 0.123456, 0.0, 1.0])
+async def test_importance_reads_back_as_it_was_set(api, importance):
+    written = await api.post("/memories", json={"content": f"The user rates {importance}", "importance": importance})
+    memory = written.json()["memory"]
+    assert memory["importance"] == importance
+    assert (await api.get(f"/memories/{memory['id']}")).json()["importance"] == importance
+    listed = (await api.get("/memories")).json()["items"]
+    assert [m["importance"] for m in listed] == [importance]
 
 
 async def test_an_instant_is_iso_8601_text_never_a_number(api):

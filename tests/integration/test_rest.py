@@ -1,6 +1,7 @@
 """REST against the real service (uvicorn on a port) and the real database."""
 
 import base64
+import re
 import uuid
 
 import httpx
@@ -25,6 +26,39 @@ async def test_health_readiness_and_openapi(service):
         assert ready["status"] == "ready" and set(ready["second_vectors"]) == {"pending", "lag_seconds", "model_loaded"}
         spec = (await client.get("/openapi.json")).json()
     assert "/t/{tenant}/v1/search" in spec["paths"] and "/t/{tenant}/v1/memories" in spec["paths"]
+
+
+async def test_the_services_address_sends_people_to_the_browser_and_the_docs(service):
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        page = await client.get("/", headers={"Accept": "text/html,application/xhtml+xml"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert 'href="/t/default/ui"' in page.text and 'href="/docs"' in page.text
+        links = (await client.get("/")).json()
+        assert links["memory_browser"] == "/t/default/ui" and links["api_docs"] == "/docs"
+
+
+async def test_the_docs_show_every_placeholder_instead_of_swallowing_it_as_html(service):
+    """Swagger UI renders descriptions as Markdown: a bare <key> is an HTML tag, and vanishes."""
+    async with httpx.AsyncClient(base_url=service.url) as client:
+        spec = (await client.get("/openapi.json")).json()
+    swallowed = []
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "description" and isinstance(value, str):
+                    outside_code = value.split("`")[::2]  # the text between code spans
+                    swallowed.extend(
+                        (path, tag) for part in outside_code for tag in re.findall(r"<[A-Za-z][^>]*>", part)
+                    )
+                walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path)
+
+    walk(spec, "")
+    assert swallowed == []
+    assert "`Authorization: Bearer <tenant API key>`" in spec["info"]["description"]
 
 
 async def test_write_search_get_forget_restore_purge(api):

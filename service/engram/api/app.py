@@ -106,11 +106,12 @@ def create_app(settings: Settings, dsn: str) -> FastAPI:
         version=__version__,
         description="Long-term memory for LLM agents. MCP at /t/{tenant}/mcp (streamable HTTP) "
         "and /t/{tenant}/sse, and for one end user at /t/{tenant}/u/{user}/mcp; REST below. "
-        "Authenticate with 'Authorization: Bearer <tenant API key>' (or a key bound to one user).",
+        "Authenticate with `Authorization: Bearer <tenant API key>` (or a key bound to one user).",
         lifespan=lifespan,
         docs_url=None,  # served below, with local assets
         redoc_url=None,
     )
+    app.state.settings = settings  # what a route needs before (or without) the service: see ui.start
     install_error_handlers(app)
     app.add_middleware(Admission)  # inside the boundary: a key is checked once a body fits
     app.add_middleware(

@@ -5,6 +5,7 @@ Retry-After, one warning per outage) and, for a bug, a 500 that says only the re
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -31,6 +32,10 @@ from engram.store.db import unreachable
 log = logging.getLogger("engram.http")
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported"}
+# A memory's path whose id is no UUID (the routes take only UUIDs there, so /memories/batch stays
+# the batch route's): the id is at fault, not the path.
+_NOT_A_MEMORY_ID = re.compile(r"^/t/[^/]+/v1/memories/(?P<id>[^/]+)(/(forget|restore|versions|history))?/?$")
+_MEMORY_ROUTES = {"batch", "timeline"}
 # The database's outage while no service holds one (its start failed, or has not finished).
 _NO_SERVICE = Outage(log, "database", "answering 503 until it is back")
 
@@ -54,6 +59,12 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     parameters) refusing a value."""
     assert isinstance(exc, RequestValidationError | ValidationError)
     problems = exc.errors(include_url=False, include_input=False) if isinstance(exc, ValidationError) else exc.errors()
+    broken = next((p for p in problems if p.get("type") == "json_invalid"), None)
+    if broken is not None:  # its location is a character offset, no field (nor a batch's item)
+        at = broken.get("loc", ())[-1] if broken.get("loc") else None
+        where = f" at character {at}" if isinstance(at, int) else ""
+        reason = broken.get("ctx", {}).get("error", "invalid JSON")
+        return response_for(InvalidInput(f"the body is not valid JSON{where}: {reason}", field="body"))
     return response_for(invalid_input(problems))
 
 
@@ -77,6 +88,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return response_for(InvalidInput(f"the request body could not be read: {exc.detail}", field="body"))
     code = _CODES.get(exc.status_code, "error")
     routed = exc.status_code == 404 and exc.detail == "Not Found"  # the router's own: no route has this path
+    if routed and (malformed := _NOT_A_MEMORY_ID.match(request.url.path)) and malformed["id"] not in _MEMORY_ROUTES:
+        return response_for(InvalidInput("not a memory id: a UUID, as the API returns it", field="memory_id"))
     message = f"no such path: {request.url.path}" if routed else str(exc.detail)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:

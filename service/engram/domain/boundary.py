@@ -160,7 +160,15 @@ _BOUNDED = Published(
 )
 
 
+def something_to_read(value: str) -> str:
+    if not readable(value):
+        raise ValueError("is blank: only spaces or invisible characters")
+    return value
+
+
 Text = Annotated[str, AfterValidator(storable_text), _STORABLE]
+# What a search looks for: a blank one would find only noise.
+Query = Annotated[str, AfterValidator(storable_text), AfterValidator(something_to_read), _NOT_BLANK]
 # A memory's content: the write path refuses one that is blank once stripped.
 Content = Annotated[str, AfterValidator(storable_text), _NOT_BLANK]
 # A body's scalars are of the type its schema says: lax parsing would read "0.5" or true as a

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from engram.domain.boundary import Content, Flag, Instant, Metadata, Number, Text, UserId
 
@@ -53,7 +53,8 @@ class Memory(BaseModel):
     layer: Layer
     source: str | None
     external_id: str | None
-    importance: float
+    # Stored as float4: 0.6 reads back as 0.6000000238418579, and what was set is what is shown.
+    importance: Annotated[float, AfterValidator(lambda value: round(value, 6))]
     language: str
     created_at: datetime
     updated_at: datetime

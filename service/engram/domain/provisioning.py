@@ -19,7 +19,7 @@ class TenantSummary(BaseModel):
     schema_name: str = Field(description="the PostgreSQL schema holding its memories")
     created_at: datetime
     managed_by: str | None = Field(
-        None, description="the MemoryTenant (k8s:<cluster>/<namespace>/<name>) that owns it; null: made over the API"
+        None, description="the MemoryTenant (`k8s:<cluster>/<namespace>/<name>`) that owns it; null: made over the API"
     )
 
 

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from engram.domain.boundary import Count, Flag, Instant, Text
+from engram.domain.boundary import Count, Flag, Instant, Query
 from engram.domain.fusion import FORMULA, ChannelHit, ChannelScores, FusedHit, Weights
 from engram.domain.models import Memory, MemoryFilter, MemoryPage, MemoryType, Status
 
@@ -70,7 +70,7 @@ class Explanation(BaseModel):
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Text = Field(min_length=1, max_length=4000)
+    query: Query = Field(min_length=1, max_length=4000)
     top_k: Count | None = Field(None, description="default 5, capped by the server")
     filter: MemoryFilter = Field(default_factory=MemoryFilter)
     explain: Flag = Field(False, description="also return every channel's candidates (not counted as a use)")

@@ -17,7 +17,7 @@ from mcp.types import Resource as MCPResource
 from pydantic import BaseModel, Field, ValidationError
 
 from engram import __version__
-from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Text, UserId
+from engram.domain.boundary import Count, Flag, Instant, Metadata, Number, Query, Text, UserId
 from engram.domain.brief_writes import BriefBatch, BriefRemember, BriefWrite
 from engram.domain.judgement import Turn
 from engram.domain.models import (
@@ -258,7 +258,7 @@ def build_mcp(
     @tool(title="Search memories", annotations=read_only)
     async def search_memory(
         ctx: Context,
-        query: Annotated[str, Field(min_length=1, max_length=4000, description="what to look for")],
+        query: Annotated[Query, Field(min_length=1, max_length=4000, description="what to look for")],
         top_k: Annotated[
             Count | None, Field(le=50, description="how many memories to return (default: the tenant's top_k)")
         ] = None,
