@@ -3,6 +3,7 @@
 import base64
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -215,3 +216,71 @@ def test_eval_runs_our_own_sets_and_refuses_bad_input(cli_env, tmp_path):
     for bad in (["-b", "nope"], ["-b", "locomo", "--data-dir", str(tmp_path / "none")], ["--split", "nope"]):
         refused = engram(cli_env, "eval", *bad, "--out", str(tmp_path))
         assert refused.returncode == 2 and "error:" in refused.stderr, bad
+
+
+def at_a_terminal(env, *args: str) -> str:
+    """The command's output as a person at a terminal sees it (its stdout a pseudo-terminal)."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "engram", *args],
+            env={**env, "COLUMNS": "120"},
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all is read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert done.returncode == 0, done.stderr
+        return b"".join(chunks).decode()
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+
+
+def test_the_tenant_comes_from_engram_tenant_and_lists_read_as_tables(cli_env, tmp_path):
+    name = unique_tenant("cli")
+    assert engram(cli_env, "tenant", "create", name).returncode == 0
+    mine = {**cli_env, "ENGRAM_TENANT": name}
+    written = engram(mine, "write", "The user's locker is number 12", "--json")  # no --tenant
+    assert written.returncode == 0, written.stderr
+    assert engram(cli_env, "list", "-t", name, "--json").stdout.count("locker is number 12") == 1
+
+    listed = engram(cli_env, "tenant", "list")
+    header = listed.stdout.splitlines()[0].split()
+    assert header[:2] == ["name", "schema"] and "managed" in header
+    assert any(line.split()[0] == name for line in listed.stdout.splitlines()[1:])
+    tenants = json.loads(engram(cli_env, "tenant", "list", "--json").stdout)["tenants"]
+    assert {"name", "schema_name", "created_at", "managed_by"} <= set(next(t for t in tenants if t["name"] == name))
+
+    exported = tmp_path / "export.jsonl"
+    assert engram(cli_env, "export", "-t", name, "-o", str(exported)).returncode == 0
+    target = unique_tenant("cli")
+    assert engram(cli_env, "tenant", "create", target).returncode == 0
+    shown = at_a_terminal(cli_env, "import", str(exported), "-t", target)
+    assert "imported" in shown and "{" not in shown  # a table, not JSON
+    piped = json.loads(engram(cli_env, "import", str(exported), "-t", target).stdout)  # a script gets JSON
+    assert piped["already_present"] == 1
+
+
+def test_help_wraps_whole_phrases():
+    """Each command's summary is one paragraph the help table wraps, not the source's line breaks."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "engram", "--help"],
+        env={**os.environ, "COLUMNS": "400"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    assert "and the older memories it may update (pass one to --replaces to retire it)" in shown

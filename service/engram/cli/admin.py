@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from engram.cli.common import (
+    DEFAULT_TENANT,
     TenantOpt,
     app,
     command,
@@ -20,7 +21,8 @@ from engram.cli.common import (
     with_engram,
 )
 from engram.cli.progress import progress
-from engram.domain.provisioning import MAX_OVERLAP_SECONDS
+from engram.cli.render import show
+from engram.domain.provisioning import MAX_OVERLAP_SECONDS, TenantList, TenantSummary
 from engram.embedding import build_embedder
 from engram.runtime import Engram, bootstrap_database, database_url, embedded_postgres, engram_session
 from engram.services import calibration
@@ -68,10 +70,18 @@ def tenant_create(
 
 @tenant_app.command("list")
 @command
-def tenant_list() -> None:
-    """List tenants."""
-    for info in with_engram(Settings(), lambda e: e.tenants.list()):
-        typer.echo(f"{info.name}\t{info.schema}\t{info.created_at:%Y-%m-%d %H:%M}")
+def tenant_list(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON (as the admin API returns it)")] = False,
+) -> None:
+    """List tenants: name, schema, when created, and the MemoryTenant that manages it, if any."""
+    found = with_engram(Settings(), lambda e: e.tenants.list())
+    listed = TenantList(
+        tenants=[
+            TenantSummary(name=t.name, schema_name=t.schema, created_at=t.created_at, managed_by=t.managed_by)
+            for t in found
+        ]
+    )
+    show(listed, as_json)
 
 
 @tenant_app.command("rotate-key")
@@ -162,8 +172,8 @@ def calibrate(
 @app.command()
 @command
 def reindex(
-    tenant: TenantOpt,
     model: Annotated[str, typer.Option(help="the embedding model to move to")],
+    tenant: TenantOpt = DEFAULT_TENANT,
 ) -> None:
     """Re-embed every memory of a tenant with another model, online; search keeps working.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -30,7 +31,12 @@ app.add_typer(db_app, name="db")
 
 DEFAULT_TENANT = "default"
 T = TypeVar("T")
-TenantOpt = Annotated[str, typer.Option("--tenant", "-t", help="tenant name")]
+TenantOpt = Annotated[
+    str,
+    typer.Option(
+        "--tenant", "-t", envvar="ENGRAM_TENANT", help="tenant name (default: ENGRAM_TENANT, else make run's)"
+    ),
+]
 UserOpt = Annotated[
     str | None,
     typer.Option("--user-id", "-u", help="act for this end user: their memories and the tenant's shared ones"),
@@ -71,7 +77,16 @@ def command(fn: Callable[..., Any]) -> Callable[..., Any]:
         except (OSError, asyncpg.PostgresConnectionError, asyncpg.InvalidAuthorizationSpecificationError) as exc:
             raise fail(f"cannot reach the database: {exc or type(exc).__name__}", 2) from None
 
+    wrapper.__doc__ = reflowed(fn.__doc__)
     return wrapper
+
+
+def reflowed(doc: str | None) -> str | None:
+    """A docstring's paragraphs each on one line: the help's table wraps them to the terminal,
+    where the source's line breaks would cut phrases in the middle."""
+    if doc is None:
+        return None
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in inspect.cleandoc(doc).split("\n\n"))
 
 
 def _problems(exc: ValidationError) -> str:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from engram.cli.common import (
+    DEFAULT_TENANT,
     OwnOpt,
     TenantOpt,
     UserOpt,
@@ -54,7 +55,9 @@ def _hand_back(receipt: ErasureReceipt) -> None:
 @users_app.command("erase")
 @command
 def users_erase(
-    user_id: Annotated[str, typer.Argument(help="the end user's id")], tenant: TenantOpt, yes: YesOpt = False
+    user_id: Annotated[str, typer.Argument(help="the end user's id")],
+    tenant: TenantOpt = DEFAULT_TENANT,
+    yes: YesOpt = False,
 ) -> None:
     """Erase everything of one user for good, now; prints the receipt (exit 1 if incomplete: run again)."""
     user = valid_user_id(user_id)
@@ -69,7 +72,7 @@ def users_erase(
 @app.command()
 @command
 def erase(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     query: Annotated[str | None, typer.Option(help="erase the hits of this search (within the filter)")] = None,
     top_k: Annotated[int | None, typer.Option(min=1, help="with --query: how many hits")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="say what would be erased, erase nothing")] = False,

@@ -12,6 +12,7 @@ from uuid import UUID
 import typer
 
 from engram.cli.common import (
+    DEFAULT_TENANT,
     OwnOpt,
     TenantOpt,
     UserOpt,
@@ -66,7 +67,7 @@ FILTER_SPELLING = {**SINGULAR, "session": "session_id", "task": "task_id"}
 @command
 def write(
     content: str,
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     kind: Annotated[Kind, typer.Option(help="fact (deduplicated) or turn (a transcript line)")] = Kind.fact,
     type: Annotated[MemoryType, typer.Option()] = MemoryType.fact,
@@ -117,7 +118,7 @@ def write(
 @command
 def search(
     query: str,
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, help="default: the configured top_k")] = None,
     now: Annotated[
@@ -160,7 +161,7 @@ def search(
 @app.command("list")
 @command
 def list_(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     type: TypeOpt = None,
     kind: KindOpt = None,
@@ -194,7 +195,7 @@ def list_(
 @app.command()
 @command
 def timeline(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     bucket: Annotated[TimeBucket, typer.Option(help="auto: days, weeks, months or years, by the span")] = (
         TimeBucket.auto
@@ -228,21 +229,27 @@ def timeline(
 
 @app.command()
 @command
-def get(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
+def get(
+    memory_id: MemoryIdArg, tenant: TenantOpt = DEFAULT_TENANT, user_id: UserOpt = None, as_json: JsonOpt = False
+) -> None:
     """One memory, whatever its status, with every field."""
     show(_on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.get(ctx, memory)), as_json)
 
 
 @app.command()
 @command
-def history(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
+def history(
+    memory_id: MemoryIdArg, tenant: TenantOpt = DEFAULT_TENANT, user_id: UserOpt = None, as_json: JsonOpt = False
+) -> None:
     """Everything that happened to a memory: written, merged, superseded, forgotten, restored..."""
     show(_on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.history(ctx, memory)), as_json)
 
 
 @app.command()
 @command
-def restore(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, as_json: JsonOpt = False) -> None:
+def restore(
+    memory_id: MemoryIdArg, tenant: TenantOpt = DEFAULT_TENANT, user_id: UserOpt = None, as_json: JsonOpt = False
+) -> None:
     """Bring a forgotten memory back."""
     show(
         _on_memory(tenant, user_id, memory_id, lambda e, ctx, memory: e.memories.restore(ctx, memory, actor="cli")),
@@ -254,7 +261,7 @@ def restore(memory_id: MemoryIdArg, tenant: TenantOpt, user_id: UserOpt = None, 
 @command
 def purge(
     memory_id: MemoryIdArg,
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     yes: YesOpt = False,
 ) -> None:
@@ -273,7 +280,7 @@ def purge(
 @command
 def update(
     memory_id: MemoryIdArg,
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     content: Annotated[str | None, typer.Option(help="new content (embedded again)")] = None,
     type: Annotated[MemoryType | None, typer.Option()] = None,
@@ -308,7 +315,7 @@ def update(
 @app.command()
 @command
 def forget(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     memory_id: Annotated[
         str | None, typer.Argument(help="forget this memory; without it, run the forgetting job")
@@ -333,7 +340,7 @@ def forget(
 @command
 def remember(
     user: Annotated[str, typer.Argument(help="what the user said")],
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     assistant: Annotated[str | None, typer.Option(help="the assistant's reply")] = None,
     session_id: Annotated[str | None, typer.Option()] = None,
@@ -368,7 +375,7 @@ def remember(
 @app.command()
 @command
 def consolidate(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     dry_run: Annotated[bool, typer.Option(help="list what would merge, change nothing")] = False,
     as_json: JsonOpt = False,
@@ -384,7 +391,7 @@ def consolidate(
 @app.command()
 @command
 def close(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     session_id: Annotated[str | None, typer.Option(help="the session that ended")] = None,
     task_id: Annotated[str | None, typer.Option(help="the task that ended")] = None,

@@ -15,9 +15,11 @@ from rich.text import Text
 
 from engram.cli.common import print_json
 from engram.domain.models import HistoryEvent, Memory, MemoryPage, WriteResult
+from engram.domain.provisioning import TenantList
 from engram.domain.search import SearchResult
 from engram.domain.timeline import Timeline
 from engram.domain.users import UserPage
+from engram.services.transfer import ImportSummary
 
 # Piped into a file or a pager, lines are not cut to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -48,6 +50,10 @@ def show(data: Any, as_json: bool) -> None:
             console.print(f"more: --after {data.next_cursor}", style="dim")
     elif isinstance(data, Timeline):
         console.print(timeline_table(data) if data.points else "no memories")
+    elif isinstance(data, TenantList):
+        console.print(tenants_table(data) if data.tenants else "no tenants (engram tenant create NAME)")
+    elif isinstance(data, ImportSummary):
+        console.print(import_table(data))
     elif isinstance(data, list) and all(isinstance(e, HistoryEvent) for e in data):
         console.print(history_table(data))
     elif isinstance(data, BaseModel):
@@ -110,6 +116,31 @@ def users_table(page: UserPage) -> Table:
 
 # Width of the longest bar of a timeline, in characters.
 BAR = 40
+
+
+def tenants_table(listed: TenantList) -> Table:
+    table = Table("name", "schema", "created (UTC)", "managed by", box=None, header_style="bold")
+    for t in listed.tenants:
+        table.add_row(t.name, t.schema_name, _when(t.created_at), t.managed_by or "-")
+    return table
+
+
+def import_table(summary: ImportSummary) -> Table:
+    table = Table("", "memories", box=None, header_style="bold", title=f"imported from a {summary.format.value} file")
+    rows = [
+        ("read", summary.read),
+        ("imported", summary.imported),
+        ("already present", summary.already_present),
+        ("erased before", summary.erased),
+        ("same fact as one held", summary.duplicates),
+        ("supersession links", summary.links),
+    ]
+    for name, count in rows:
+        if count or name in ("read", "imported"):
+            table.add_row(name, str(count))
+    for outcome, count in sorted(summary.outcomes.items()):
+        table.add_row(f"  written: {outcome}", str(count))
+    return table
 
 
 def timeline_table(timeline: Timeline) -> Table:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.cli.common import TenantOpt, app, command, fail, with_engram
+from engram.cli.common import DEFAULT_TENANT, TenantOpt, app, command, fail, with_engram
 from engram.cli.render import show
 from engram.domain.retention import Retention
 from engram.runtime import Engram
@@ -27,7 +27,7 @@ def _lifetimes(pairs: list[str], option: str) -> dict[str, float]:
 @app.command()
 @command
 def retention(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     layer: Annotated[
         list[str] | None, typer.Option("--layer", metavar="LAYER=DAYS", help="days a layer's memories live: session=7")
     ] = None,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.cli.common import TenantOpt, app, command, with_engram
+from engram.cli.common import DEFAULT_TENANT, TenantOpt, app, command, with_engram
 from engram.cli.render import show
 from engram.domain.embedders import RetrievalChoice
 from engram.runtime import Engram
@@ -24,7 +24,7 @@ class Choice(StrEnum):
 @app.command()
 @command
 def retrieval(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     set_to: Annotated[
         Choice | None,
         typer.Option("--set", help="on or off for this tenant, or default: the service's ENGRAM_RETRIEVAL_CHANNEL"),

@@ -29,7 +29,7 @@ from engram.settings import Settings
 
 @app.command()
 @command
-def mcp(tenant: TenantOpt) -> None:
+def mcp(tenant: TenantOpt = DEFAULT_TENANT) -> None:
     """Serve one tenant's MCP tools over stdio (for desktop agents), from any directory."""
     from engram.mcp.tools import build_mcp
 

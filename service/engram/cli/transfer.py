@@ -10,8 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.cli.common import TenantOpt, UserOpt, acting, app, command, fail, print_json, with_engram
+from engram.cli.common import DEFAULT_TENANT, TenantOpt, UserOpt, acting, app, command, fail, with_engram
 from engram.cli.progress import progress
+from engram.cli.render import show
 from engram.domain.transfer import Format
 from engram.runtime import Engram
 from engram.settings import Settings
@@ -20,7 +21,7 @@ from engram.settings import Settings
 @app.command("export")
 @command
 def export(
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="write here instead of standard output")] = None,
 ) -> None:
@@ -48,11 +49,14 @@ def export(
 @command
 def import_(
     file: Annotated[Path, typer.Argument(help="the file to read, or - for standard input")],
-    tenant: TenantOpt,
+    tenant: TenantOpt = DEFAULT_TENANT,
     user_id: UserOpt = None,
     format: Annotated[
         Format | None, typer.Option(help="engram, mem0 or mcp-memory (default: told from the file)")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the summary as JSON (the default when not at a terminal)")
+    ] = False,
 ) -> None:
     """Bring memories in: an `engram export`, a mem0 export (`get_all()` results) or the MCP
     reference memory server's file. Importing the same file again adds nothing."""
@@ -75,4 +79,4 @@ def import_(
             return await engram.transfer.import_lines(ctx, lines(), format, lambda read: update(read, None))
 
         summary = with_engram(Settings(), run)
-    print_json(summary.model_dump(mode="json"))
+    show(summary, as_json or not sys.stdout.isatty())  # a table for a person, JSON for a script
