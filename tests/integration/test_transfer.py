@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 import httpx
@@ -158,6 +159,16 @@ async def test_mem0_and_mcp_memory_exports_become_memories_once(two):
     listed = (await client.get(f"{base}/memories", params={"tag": "hobbies"})).json()["items"]
     assert [m["content"] for m in listed] == ["Likes hiking in the Alps"]
     assert listed[0]["metadata"]["mem0"]["user_id"] == "alice" and listed[0]["source"] == "mem0"
+    # It keeps the time mem0 stored it: the timeline and "in January" see it then, not today.
+    assert datetime.fromisoformat(listed[0]["created_at"]) == datetime(2025, 1, 2, 18, tzinfo=UTC)
+    assert datetime.fromisoformat(listed[0]["updated_at"]) == datetime(2025, 1, 2, 18, tzinfo=UTC)
+    undated = (await client.get(f"{base}/memories", params={"contains": "peanuts"})).json()["items"][0]
+    assert datetime.fromisoformat(undated["created_at"]) > datetime.now(UTC) - timedelta(hours=1)
+    timeline = (await client.get(f"{base}/memories/timeline", params={"bucket": "month"})).json()
+    assert any(p["start"].startswith("2025-01") and sum(p["counts"].values()) == 1 for p in timeline["points"])
+    then = {"query": "what did I tell you in January 2025?", "now": "2025-06-01T00:00:00Z"}
+    said_then = (await client.post(f"{base}/search", json=then)).json()["hits"]
+    assert [h["memory"]["content"] for h in said_then] == ["Likes hiking in the Alps"]
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,9 @@ def write(
     source: Annotated[str, typer.Option(help="where it came from")] = "cli",
     external_id: Annotated[str | None, typer.Option(help="your own id, echoed back")] = None,
     occurred_at: Annotated[datetime | None, typer.Option(help="when it happened (ISO 8601)")] = None,
+    created_at: Annotated[
+        datetime | None, typer.Option(help="when it was first written, for one brought from another store")
+    ] = None,
     metadata: Annotated[str | None, typer.Option(help="free-form JSON object")] = None,
     now: Annotated[datetime | None, typer.Option(help="when it was said, for 'tomorrow' (default: now)")] = None,
     replaces: ReplacesOpt = None,
@@ -101,6 +104,7 @@ def write(
         source=source,
         external_id=external_id,
         occurred_at=occurred_at,
+        created_at=created_at,
         metadata=_json_object(metadata, "--metadata"),
         now=now,
         replaces=[_memory_id(r, "--replaces") for r in replaces or []],

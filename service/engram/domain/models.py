@@ -107,6 +107,11 @@ class NewMemory(BaseModel):
     source: Text | None = Field(None, max_length=500, description="where it came from")
     external_id: Text | None = Field(None, max_length=200, description="the caller's id, echoed back")
     occurred_at: Instant | None = None
+    created_at: Instant | None = Field(
+        None,
+        description="when it was first written, for a memory brought from another store (its timeline and age "
+        "count from then); default: now",
+    )
     user_id: UserId | None = Field(
         None, description="the end user it belongs to (none: the tenant's own, shared with every user)"
     )
@@ -119,7 +124,7 @@ class NewMemory(BaseModel):
     now: Instant | None = Field(
         None,
         description="when this was said, for relative dates in a fact ('tomorrow', '下个月3号'); "
-        "default: occurred_at, else the server's clock",
+        "default: occurred_at, else created_at, else the server's clock",
     )
     replaces: list[UUID] = Field(
         default_factory=list,

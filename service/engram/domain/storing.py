@@ -14,12 +14,12 @@ from engram.domain.perspective import in_third_person
 
 def as_stored(item: NewMemory) -> NewMemory:
     """A fact as stored: its relative dates ("tomorrow", "下个月3号") absolute, from when it was said
-    (``now``, else ``occurred_at``, else the server's clock), and its first person "the user"
+    (``now``, else ``occurred_at``, else ``created_at``, else the server's clock), and its first person "the user"
     (domain/perspective.py); the day it names, relatively or by its date ("December 20",
     "12月20日"), becomes its occurred_at if it has none. Transcript turns are kept verbatim."""
     if item.kind != Kind.fact:
         return item
-    said = item.now or item.occurred_at or datetime.now(UTC)
+    said = item.now or item.occurred_at or item.created_at or datetime.now(UTC)
     said = said if said.tzinfo else said.replace(tzinfo=UTC)
     resolved = resolve_relative_dates(item.content, said)
     occurred = item.occurred_at

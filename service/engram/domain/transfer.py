@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engram.domain.boundary import bounded_instant, readable
+from engram.domain.boundary import bounded_instant, readable, within_bounds
 from engram.domain.models import Kind, Memory, NewMemory
 from engram.errors import InvalidInput
 
@@ -182,6 +182,8 @@ def mem0_items(data: dict[str, Any] | list[Any], number: int) -> list[NewMemory]
                 source="mem0",
                 tags=[str(c) for c in categories][:50],
                 metadata={**metadata, "mem0": kept},
+                # when mem0 stored it: the timeline, "in October" and the age for forgetting count from then
+                created_at=_instant(record.get("created_at")),
                 # mem0's users and agents are engram's: each keeps its own memories
                 user_id=_given(record, "user_id", str) or None,
                 agent_id=_given(record, "agent_id", str) or None,
@@ -189,6 +191,18 @@ def mem0_items(data: dict[str, Any] | list[Any], number: int) -> list[NewMemory]
             )
         )
     return out
+
+
+def _instant(value: Any) -> datetime | None:
+    """An ISO 8601 time engram can hold (mem0 writes them with an offset, or none: UTC), else none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    return at if within_bounds(at) else None
 
 
 def _given(record: dict[str, Any], key: str, kind: type) -> Any:

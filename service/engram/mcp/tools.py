@@ -197,6 +197,9 @@ def build_mcp(
         source: Annotated[str | None, Field(description="where this came from")] = None,
         external_id: Annotated[str | None, Field(description="your own id, echoed back")] = None,
         occurred_at: Annotated[Instant | None, Field(description="when it happened, ISO 8601")] = None,
+        created_at: Annotated[
+            Instant | None, Field(description="when it was first written, for one brought from another store")
+        ] = None,
         session_id: Annotated[str | None, Field(description="required for layer=session")] = None,
         task_id: Annotated[str | None, Field(description="required for layer=task")] = None,
         metadata: Annotated[Metadata | None, Field(description="free-form JSON")] = None,
@@ -228,6 +231,7 @@ def build_mcp(
                 source=source,
                 external_id=external_id,
                 occurred_at=occurred_at,
+                created_at=created_at,
                 session_id=session_id,
                 task_id=task_id,
                 metadata=metadata or {},

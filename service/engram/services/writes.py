@@ -129,6 +129,7 @@ def memory_row(
         derived_from=derived_from,
         user_id=item.user_id,
         agent_id=item.agent_id,
+        created_at=item.created_at,
         **columns,
     )
 

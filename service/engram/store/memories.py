@@ -60,6 +60,7 @@ class MemoryRow:
     derived_from: tuple[UUID, ...] = ()
     user_id: str | None = None
     agent_id: str | None = None
+    created_at: datetime | None = None  # None: now (a memory brought from another store keeps its own)
 
     @property
     def owner(self) -> str:
@@ -80,20 +81,21 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         f"""INSERT INTO {schema}.memories AS m
               (content, kind, type, layer, source, external_id, importance, language, occurred_at, session_id,
                task_id, tags, metadata, dedup_key, identifiers, search_tokens, embedding, embedding_model,
-               derived_from, slot, pinned, user_id, agent_id)
+               derived_from, slot, pinned, user_id, agent_id, created_at, updated_at)
             SELECT t.content, t.kind, t.type, t.layer, t.source, t.external_id, t.importance, t.language,
                    t.occurred_at, t.session_id, t.task_id,
                    ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.metadata::jsonb, t.dedup_key,
                    ARRAY(SELECT jsonb_array_elements_text(t.identifiers::jsonb)), t.search_tokens::tsvector,
-                   t.embedding, $17, t.derived_from::uuid[], t.slot, t.pinned, t.user_id, t.agent_id
+                   t.embedding, $17, t.derived_from::uuid[], t.slot, t.pinned, t.user_id, t.agent_id,
+                   coalesce(t.created_at, now()), coalesce(t.created_at, now())
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[],
                         $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
                         $14::text[], $15::text[], $16::vector[], $18::text[], $19::text[], $20::text[],
-                        $21::boolean[], $22::text[], $23::text[])
+                        $21::boolean[], $22::text[], $23::text[], $24::timestamptz[])
                  WITH ORDINALITY AS t(content, type, layer, source, external_id, importance, language,
                                       occurred_at, session_id, task_id, tags, metadata, dedup_key,
                                       identifiers, search_tokens, embedding, derived_from, kind, slot, pinned,
-                                      user_id, agent_id, position)
+                                      user_id, agent_id, created_at, position)
             ORDER BY t.position
             ON CONFLICT (dedup_key) WHERE status = 'active' DO NOTHING
             RETURNING {COLUMNS}, m.dedup_key""",
@@ -120,6 +122,7 @@ async def insert_many(conn: asyncpg.Connection, schema: str, rows: list[MemoryRo
         [r.pinned for r in rows],
         [r.user_id for r in rows],
         [r.agent_id for r in rows],
+        [r.created_at for r in rows],
     )
     return {r["dedup_key"]: to_memory(r) for r in records}
 
