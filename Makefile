@@ -11,7 +11,7 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& echo $$p && break; done)
 
-.PHONY: install run test browser e2e lint format bench eval mutants clean
+.PHONY: install run test browser e2e image lint format bench eval mutants clean
 
 define venv
 	@test -n "$(PYTHON)" || { echo "engram needs Python 3.11 or newer on PATH" >&2; exit 2; }
@@ -47,6 +47,13 @@ browser:
 	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-zenhei >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-wqy-zenhei >/dev/null; }; } \
 	  || echo "no chromium: the UI tests will be skipped"; }
+
+## image: the one image of the operator and every tenant, tagged as the chart expects
+## (then `kind load docker-image engram:<version>`, or tag and push it to your registry)
+IMAGE ?= engram:$(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}/\1/p' charts/engram/Chart.yaml)
+image:
+	docker build -t $(IMAGE) .
+	@echo "built $(IMAGE): kind load docker-image $(IMAGE)   (or: docker tag $(IMAGE) <registry>/$(IMAGE) && docker push <registry>/$(IMAGE))"
 
 ## e2e: kind cluster, image, chart, a MemoryTenant, its MCP URL (needs Docker, kind, kubectl)
 e2e: install

@@ -71,6 +71,36 @@ async def verify_environment(conn: asyncpg.Connection, instance: Instance) -> No
         )
 
 
+_PRIVILEGES = """
+    SELECT r.rolsuper AS superuser, r.rolcreaterole AS create_role, current_database() AS database,
+           has_database_privilege(current_database(), 'CREATE') AS create_schema,
+           EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'vector') AS vector_installed,
+           EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'vector') AS vector_available,
+           coalesce((SELECT bool_or(trusted) FROM pg_catalog.pg_available_extension_versions WHERE name = 'vector'),
+                    false) AS vector_trusted
+    FROM pg_catalog.pg_roles r WHERE r.rolname = current_user"""
+
+
+async def verify_privileges(conn: asyncpg.Connection, instance: Instance) -> None:
+    """What the admin DSN's role must be able to do, checked before anything is tried: a missing
+    right is named, with what it is for, rather than met halfway through a tenant's creation."""
+    can = await conn.fetchrow(_PRIVILEGES)
+    missing = []
+    if not (can["superuser"] or can["create_role"]):
+        missing.append("CREATEROLE (each tenant gets a login role of its own)")
+    if not (can["superuser"] or can["create_schema"]):
+        missing.append(f"CREATE on database {can['database']} (each tenant gets a schema)")
+    if not can["vector_installed"]:
+        if not can["vector_available"]:
+            missing.append("pgvector installed on the database server (no 'vector' extension is available)")
+        elif not (can["superuser"] or (can["vector_trusted"] and can["create_schema"])):
+            missing.append(
+                f"the vector extension: run `CREATE EXTENSION vector` in {can['database']} once as a superuser"
+            )
+    if missing:
+        raise PlacementError(f"the admin role of instance {instance.name!r} lacks: " + "; ".join(missing))
+
+
 # How long a cancelled provisioning (the operator stopping) waits for the server to stop the
 # statement under way and roll back, and then for the connection to close, before dropping it.
 GRACE_SECONDS = 1.5
@@ -106,6 +136,7 @@ async def _as_admin(instance: Instance, work: Callable[[asyncpg.Connection], Cor
 async def _verified(
     conn: asyncpg.Connection, instance: Instance, work: Callable[[asyncpg.Connection], Coroutine[Any, Any, T]]
 ) -> T:
+    await verify_privileges(conn, instance)  # first: a role without them may not even read the label
     await verify_environment(conn, instance)
     return await work(conn)
 

@@ -212,3 +212,14 @@ def test_the_operators_metrics_are_served_and_a_service_monitor_finds_them_when_
     assert monitor["metadata"]["labels"]["release"] == "prometheus"
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert monitor["spec"]["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "30s"}]
+
+
+def test_the_documented_migrate_job_is_a_valid_job_of_the_chart_image_and_admin_secret():
+    """docs/examples/migrate-job.yaml: `engram migrate` in the cluster, for a server no workstation reaches."""
+    job = yaml.safe_load((ROOT / "docs" / "examples" / "migrate-job.yaml").read_text())
+    kubernetes_validate.validate(job, "1.33", strict=True)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["migrate"]  # the image's entrypoint is `engram`
+    env = {e["name"]: e for e in container["env"]}
+    assert env["ENGRAM_ENVIRONMENT"]["value"] in ("test", "prod")
+    assert env["ENGRAM_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {"name": "pg-prod-admin", "key": "dsn"}

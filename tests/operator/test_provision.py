@@ -3,7 +3,7 @@
 import asyncio
 import secrets
 import uuid
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -105,6 +105,35 @@ async def test_an_unlabelled_database_is_refused(prod_dsn):
     unlabelled = Instance(name="pg-x", environment="prod", adminDsn=prod_dsn.rsplit("/", 1)[0] + "/unlabelled")
     with pytest.raises(PlacementError, match="no environment label"):
         await provision(unlabelled, name())
+
+
+@pytest.mark.parametrize(
+    ("rights", "lacks", "has"),
+    [
+        ("NOSUPERUSER NOCREATEROLE", ["CREATEROLE", "CREATE on database postgres"], []),
+        ("NOSUPERUSER CREATEROLE", ["CREATE on database postgres"], ["CREATEROLE"]),
+    ],
+)
+async def test_an_admin_role_without_the_rights_is_refused_naming_each_one(prod_dsn, rights, lacks, has):
+    weak = f"weak_{uuid.uuid4().hex[:8]}"
+    conn = await asyncpg.connect(prod_dsn)
+    try:
+        await conn.execute(f"CREATE ROLE {weak} LOGIN PASSWORD 'weak' {rights}")
+        await conn.execute(f"REVOKE CREATE ON DATABASE postgres FROM {weak}, PUBLIC")
+        parts = urlsplit(prod_dsn)
+        dsn = urlunsplit(parts._replace(netloc=f"{weak}:weak@{parts.hostname}:{parts.port}", path="/postgres"))
+        tenant = name()
+        with pytest.raises(PlacementError) as refused:
+            await provision(Instance(name="pg-weak", environment="prod", adminDsn=dsn), tenant)
+        message = str(refused.value)
+        assert message.startswith("the admin role of instance 'pg-weak' lacks: ")
+        assert all(right in message for right in lacks) and not any(right in message for right in has), message
+        assert not await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role_name(tenant)
+        )
+    finally:
+        await conn.execute(f"DROP ROLE IF EXISTS {weak}")
+        await conn.close()
 
 
 async def test_an_existing_role_is_never_adopted(test_instance):
