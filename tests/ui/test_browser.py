@@ -502,3 +502,61 @@ async def test_user_picker_pages_through_many_users(page, service, ui_tenant):
     await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
     await expect(page.locator("#memory-table tbody tr")).to_contain_text("invoice 57")
     await fits_the_screen(page)
+
+
+@BOTH
+async def test_a_newcomer_adds_a_memory_is_told_how_to_connect_and_a_new_tab_stays_logged_in(page, service, ui_tenant):
+    name, key = ui_tenant
+    await log_in(page, service, name, key)
+    # An empty tenant says how memories get here, with this service's MCP URL (never the key).
+    await expect(page.locator("#empty")).to_contain_text("No memories yet.")
+    await expect(page.locator("#mcp-url")).to_have_text(f"{service.url}/t/{name}/mcp")
+    assert key not in await page.locator("#empty").inner_text()
+    await fits_the_screen(page)
+    await screenshot(page, f"empty-{page.viewport_size['width']}")
+
+    await page.fill("#add-form [name=content]", "The user prefers window seats")
+    await page.select_option("#add-form [name=type]", "preference")
+    await page.click("#add-form button")
+    await expect(page.locator("#notice")).to_contain_text("Added.")
+    row = page.locator("#memory-table tbody tr")
+    await expect(row).to_have_count(1)
+    await expect(row.first).to_contain_text("The user prefers window seats")
+    await expect(row.first).to_contain_text("preference")
+    await expect(page.locator("#add-form [name=content]")).to_have_value("")
+    await page.fill("#add-form [name=content]", "The user prefers window seats")
+    await page.click("#add-form button")
+    await expect(page.locator("#notice")).to_contain_text("Already known (duplicate)")
+    await expect(row).to_have_count(1)
+
+    # Filters that match nothing offer to clear them, rather than the newcomer's text.
+    await page.fill("#filters [name=contains]", "no such thing")
+    await expect(page.locator("#empty")).to_contain_text("No memories match these filters.")
+    await page.click("#clear-filters")
+    await expect(row).to_have_count(1)
+
+    # A new tab of the same browser is logged in by the open one; logging out there logs out both.
+    other = await page.context.new_page()
+    await other.goto(f"{service.url}/t/{name}/ui")
+    await expect(other.locator("#memory-table tbody tr")).to_have_count(1)
+    await expect(other.locator("#login-view")).to_be_hidden()
+    await other.click("#logout")
+    await expect(page.locator("#login-view")).to_be_visible()
+    await expect(page.locator("#login-error")).to_have_text("Logged out in another tab.")
+    await other.close()
+
+
+async def test_the_detail_of_a_memory_the_filter_no_longer_shows_closes(page, service, ui_tenant):
+    name, key = ui_tenant
+    with rest(service, name, key) as api:
+        api.post("/memories", json={"content": "The user lives in Berlin"}).raise_for_status()
+        api.post(
+            "/memories", json={"content": "The user moved to Paris, the user lives in Paris now"}
+        ).raise_for_status()
+    await log_in(page, service, name, key)
+    await page.select_option("#filters [name=status]", "superseded")
+    await page.locator("#memory-table tbody tr").first.click()
+    await expect(page.locator("#detail")).to_contain_text("The user lives in Berlin")
+    await page.select_option("#filters [name=status]", "active")
+    await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
+    await expect(page.locator("#detail")).to_be_hidden()

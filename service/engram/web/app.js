@@ -66,14 +66,18 @@ document.title = `${tenant} · engram`;
 $("#tenant").textContent = tenant;
 $("#login-tenant").textContent = tenant;
 $("#login-form").addEventListener("submit", login);
-$("#logout").addEventListener("click", () => logout());
+$("#logout").addEventListener("click", () => (key.forgetEverywhere(), logout()));
 $("#theme").addEventListener("click", nextTheme);
 $("#notice-close").addEventListener("click", dismiss);
 window.addEventListener("engram:unauthorised", (event) => logout(event.detail));
 window.addEventListener("hashchange", () => show(current()));
+window.addEventListener("engram:key", () => show(current())); // another tab lent its key
 wireUsers();
 wireMemories();
 wireSearch();
 wireForgetting();
 if (key.get()) show(current());
-else logout();
+else {
+  logout();
+  key.askOtherTabs();
+}

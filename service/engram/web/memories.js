@@ -2,10 +2,10 @@
 // bulk actions on the selected rows, and one memory's detail (edit, pin, forget, its versions
 // drawn as a chain, its history). All of it within the user picked (users.js).
 
-import { api, ApiError } from "./api.js";
+import { api, ApiError, tenant } from "./api.js";
 import { legend, responsive, timelineChart, TYPES } from "./charts.js";
 import { $, $$, bar, dateOf, el, fill, label, notify, plural, when } from "./dom.js";
-import { countsCaption, pickUser, scopeParams, statsPath } from "./users.js";
+import { countsCaption, pickUser, scopeParams, scopeUser, statsPath } from "./users.js";
 
 let cursor = null;
 let loads = 0; // a list asked for again (another filter, another user) drops the older answers
@@ -162,8 +162,61 @@ export async function loadMemories({ more = false, keepTimeline = false } = {}) 
     $("#memory-table tbody").append(...page.items.map(row));
     cursor = page.next_cursor;
     $("#more").hidden = !cursor;
-    $("#empty").hidden = $("#memory-table tbody").children.length > 0;
+    const none = $("#memory-table tbody").children.length === 0;
+    $("#empty").hidden = !none;
+    if (none) fill($("#empty"), ...(filtered() ? noMatch() : nothingYet()));
+    // What the filters no longer show is not left open beside them (a superseded one, say).
+    if (!more && openId && !page.items.some((m) => m.id === openId)) closeDetail();
   } catch (error) {
+    fail(error);
+  }
+}
+
+// Any filter beyond the default view (active memories, any time, of the user picked).
+function filtered() {
+  const given = [...new FormData($("#filters")).entries()].filter(([name, value]) => value && !(name === "status" && value === "active"));
+  return given.length > 0 || period.after !== null;
+}
+
+function noMatch() {
+  const clear = () => {
+    $("#filters").reset();
+    period.after = period.before = null;
+    $("#timeline-clear").hidden = true;
+    loadMemories();
+  };
+  return [el("p", {}, "No memories match these filters."), el("button", { type: "button", id: "clear-filters", on: { click: clear } }, "Clear the filters")];
+}
+
+// An empty tenant: how memories get here (an agent over MCP, or the form above); never the key itself.
+function nothingYet() {
+  const url = `${location.origin}/t/${encodeURIComponent(tenant)}/mcp`;
+  const snippet = `claude mcp add --transport http engram ${url} --header "Authorization: Bearer <your key>"`;
+  return [
+    el("p", {}, el("strong", {}, scopeUser() ? `No memories of ${scopeUser()} yet.` : "No memories yet."),
+      " Add one above, or connect an agent: it remembers through MCP."),
+    el("dl", { class: "times" },
+      el("dt", {}, "MCP URL"), el("dd", {}, el("code", { id: "mcp-url" }, url)),
+      el("dt", {}, "Header"), el("dd", {}, el("code", {}, "Authorization: Bearer <the key you logged in with>"))),
+    el("p", { class: "hint" }, "For example, Claude Code:"),
+    el("pre", { class: "snippet" }, el("code", { id: "mcp-snippet" }, snippet)),
+  ];
+}
+
+async function addMemory(event) {
+  event.preventDefault();
+  const form = event.target;
+  const content = form.elements.content;
+  content.removeAttribute("aria-invalid");
+  const body = { content: content.value, type: form.elements.type.value };
+  if (scopeUser()) body.user_id = scopeUser(); // written for the user shown
+  try {
+    const written = await api("/memories", { method: "POST", body });
+    notify(written.outcome === "created" ? "Added." : `Already known (${written.outcome}): ${written.memory.content}`, "ok");
+    form.reset();
+    await loadMemories();
+  } catch (error) {
+    if (error instanceof ApiError && error.field === "content") content.setAttribute("aria-invalid", "true");
     fail(error);
   }
 }
@@ -353,6 +406,7 @@ function renderDetail(m, history, versions) {
 
 let typing = null;
 export function wireMemories() {
+  $("#add-form").addEventListener("submit", addMemory);
   $("#filters").addEventListener("submit", (event) => (event.preventDefault(), loadMemories()));
   $("#filters [name=contains]").addEventListener("input", () => {
     clearTimeout(typing);
