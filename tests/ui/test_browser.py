@@ -101,6 +101,13 @@ async def test_browse_search_explain_edit_forget_restore_purge(page, service, ui
     await expect(page.locator("[data-channel=keyword] li").first).to_contain_text("用户偏好顺丰快递")
     await expect(page.locator("[data-channel=vector] li")).not_to_have_count(0)
     await expect(page.locator("#fused tbody tr").first).to_contain_text("用户偏好顺丰快递")
+    # Every channel's evidence, the second vector's too, in sight at either width (none scrolled off).
+    width = page.viewport_size["width"]
+    for channel in ("vector", "retrieval", "keyword", "rule", "context"):
+        cell = page.locator(f"#fused tbody tr >> nth=0 >> td[data-label={channel}]")
+        await expect(cell).to_be_visible()
+        box = await cell.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width, (channel, box, width)
     await fits_the_screen(page)
     await screenshot(page, f"search-explain-{page.viewport_size['width']}")
 
@@ -560,3 +567,18 @@ async def test_the_detail_of_a_memory_the_filter_no_longer_shows_closes(page, se
     await page.select_option("#filters [name=status]", "active")
     await expect(page.locator("#memory-table tbody tr")).to_have_count(1)
     await expect(page.locator("#detail")).to_be_hidden()
+
+
+@BOTH
+async def test_a_short_timeline_writes_each_date_once(page, service, ui_tenant):
+    name, key = ui_tenant
+    items = [
+        {"content": f"The user walked {n} km", "type": "event", "occurred_at": f"2026-05-0{day}T10:00:00Z"}
+        for n, day in ((3, 4), (5, 5))
+    ]
+    with rest(service, name, key) as api:
+        api.post("/memories/batch", json={"items": items}).raise_for_status()
+    await log_in(page, service, name, key)
+    await expect(page.locator("#timeline .timeline-bar")).to_have_count(2)  # two days: fewer dates than ticks
+    labels = await page.locator("#timeline .tick").all_text_contents()
+    assert labels and len(labels) == len(set(labels)), labels

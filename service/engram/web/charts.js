@@ -65,9 +65,14 @@ export function timelineChart(timeline, onPick, width) {
   chart.append(svg("line", { class: "axis", x1: 0, x2: width, y1: height - AXIS + 0.5, y2: height - AXIS + 0.5 }));
   const labels = timeline.points.length === 1 ? 1 : Math.max(2, Math.min(6, Math.floor(width / 130)));
   const at = labels === 1 ? [(first + last) / 2] : ticks(labels, first, last - 1);
+  // A short span has fewer dates than ticks: each date is written once, where it first falls.
+  const shown = new Set();
   at.forEach((t, i) => {
+    const text = dateOf(new Date(t).toISOString());
+    if (shown.has(text)) return;
+    shown.add(text);
     const anchor = labels === 1 ? "middle" : i === 0 ? "start" : i === labels - 1 ? "end" : "middle";
-    chart.append(svg("text", { class: "tick", x: x(t), y: height - 6, "text-anchor": anchor }, dateOf(new Date(t).toISOString())));
+    chart.append(svg("text", { class: "tick", x: x(t), y: height - 6, "text-anchor": anchor }, text));
   });
   return chart;
 }

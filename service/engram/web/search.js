@@ -5,8 +5,11 @@ import { $, bar, el, fill, score, when } from "./dom.js";
 import { fail, openMemory, owner } from "./memories.js";
 import { scopeFilter } from "./users.js";
 
-const CHANNELS = ["vector", "keyword", "rule", "context"];
-const CHANNEL_TITLES = { vector: "Vector", keyword: "Keyword", rule: "Rule", time: "Time", context: "Context" };
+// "retrieval": the second vector channel (the bundled retrieval model's vectors).
+const CHANNELS = ["vector", "retrieval", "keyword", "rule", "context"];
+const CHANNEL_TITLES = {
+  vector: "Vector", retrieval: "Retrieval", keyword: "Keyword", rule: "Rule", time: "Time", context: "Context",
+};
 
 let searches = 0; // only the newest search is drawn
 
@@ -60,14 +63,15 @@ function renderSearch(result) {
     e.rewritten ? ["Rewritten", `by the LLM in ${e.rewrite_ms} ms`] : null,
     e.time_window ? ["Time", `“${e.time_window.phrase}” = ${when(e.time_window.start)} – ${when(e.time_window.end)}`] : null,
     e.prefer_recent ? ["Order", "latest first"] : null,
-    ["Weights", `vector ${e.weights.vector} · keyword ${e.weights.keyword} · rule ${e.weights.rule}`],
+    ["Weights", CHANNELS.map((c) => `${c} ${e.weights[c]}`).join(" · ")],
     ["Words", Object.entries(e.token_idf).map(([t, w]) => `${t} (${w.toFixed(2)})`).join(", ") || "none"],
     e.query_identifiers.length ? ["Identifiers", e.query_identifiers.join(", ")] : null,
   ].filter(Boolean);
   const fused = el("table", { id: "fused", class: "fused" },
     el("thead", {}, el("tr", {}, ...["#", "Memory", "Fused", ...CHANNELS.map((c) => c[0].toUpperCase() + c.slice(1))].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...e.fused.slice(0, 30).map((f, i) =>
-      el("tr", {}, el("td", { class: "num" }, i + 1), el("td", {}, snippet(f.id)), el("td", { class: "num" }, score(f.score)),
+      el("tr", {}, el("td", { class: "num", "data-label": "#" }, i + 1), el("td", { class: "memory" }, snippet(f.id)),
+        el("td", { class: "num", "data-label": "fused" }, score(f.score)),
         ...CHANNELS.map((c) => el("td", { class: "num", "data-label": c }, score(f.channels[c])))))));
   fill($("#search-results"),
     el("h2", {}, result.hits.length ? `Hits (${result.hits.length})` : "No memory matches"),
