@@ -43,7 +43,7 @@ async def start(request: Request) -> Response:
     others = "" if only else " (the tenant <code>make run</code> creates; another tenant's is /t/&lt;name&gt;/ui)"
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>engram</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; line-height: 1.5">
+<body>
 <h1>engram</h1><p>Long-term memory for LLM agents.</p><ul>
 <li><a href="{links["memory_browser"]}">Memory browser</a> of tenant <b>{html.escape(tenant)}</b>{others}</li>
 <li><a href="/docs">REST API reference</a> (and <a href="/redoc">ReDoc</a>)</li>
