@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from engram.evaluation.runner import Run, System
 
 GRID = {
-    "context_weight": (0.3, 0.5, 0.7),
-    "context_anchors": (3, 10, 20),
-    "context_radius": (1, 2),
+    "vector_weight": (0.2, 0.3),
+    "keyword_weight": (0.3, 0.4, 0.5),
 }
 
 
