@@ -118,6 +118,18 @@ def _raise_for(response: httpx.Response) -> None:
     raise raised
 
 
+def _request(call: _Call[Any]) -> dict[str, Any]:
+    """The call as httpx's request arguments (the same for both clients)."""
+    content = None if call.body is None else json.dumps(call.body).encode()
+    headers = {"Content-Type": "application/json"}
+    return {"method": call.method, "url": call.path, "params": call.params, "content": content, "headers": headers}
+
+
+def _answer(call: _Call[T], response: httpx.Response) -> T:
+    _raise_for(response)
+    return call.read(None if response.status_code == 204 else response.json())
+
+
 class _Calls:
     """Every operation, once: what it sends and what it answers."""
 
@@ -213,10 +225,6 @@ class _Client:
     ) -> SearchRequest:
         return _valid(SearchRequest, {"query": query, "top_k": top_k, "explain": explain, "now": now, "filter": f})
 
-    @staticmethod
-    def _content(call: _Call[Any]) -> bytes | None:
-        return None if call.body is None else json.dumps(call.body).encode()
-
 
 class Engram(_Client):
     """engram's REST API, blocking. ``user_id``: the end user every call acts for (optional)."""
@@ -235,15 +243,7 @@ class Engram(_Client):
         self._http = httpx.Client(base_url=self._base, headers=self._headers, timeout=timeout, transport=transport)
 
     def _send(self, call: _Call[T]) -> T:
-        response = self._http.request(
-            call.method,
-            call.path,
-            params=call.params,
-            content=self._content(call),
-            headers={"Content-Type": "application/json"},
-        )
-        _raise_for(response)
-        return call.read(None if response.status_code == 204 else response.json())
+        return _answer(call, self._http.request(**_request(call)))
 
     def write(self, content: str, **fields: Any) -> WriteResult:
         """One memory; ``fields`` are NewMemory's (type, tags, occurred_at, replaces...)."""
@@ -318,15 +318,7 @@ class AsyncEngram(_Client):
         self._http = httpx.AsyncClient(base_url=self._base, headers=self._headers, timeout=timeout, transport=transport)
 
     async def _send(self, call: _Call[T]) -> T:
-        response = await self._http.request(
-            call.method,
-            call.path,
-            params=call.params,
-            content=self._content(call),
-            headers={"Content-Type": "application/json"},
-        )
-        _raise_for(response)
-        return call.read(None if response.status_code == 204 else response.json())
+        return _answer(call, await self._http.request(**_request(call)))
 
     async def write(self, content: str, **fields: Any) -> WriteResult:
         return await self._send(_Calls.write(self._item(content, fields)))
